@@ -1,0 +1,54 @@
+"""Load and run an AOTInductor package in a fresh process, as a deployment would.
+
+Run as `python -m harness.aoti_loader PACKAGE INPUTS OUTPUTS REPORT`. It imports torch
+and nothing of the kernel's module; the report says which stage it reached and
+lists any kernel module that was imported anyway (proof it was fresh).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write(path: Path, report: dict[str, Any]) -> None:
+    Path(path).write_text(json.dumps(report))
+
+
+def main(argv: list[str]) -> int:
+    package, inputs, outputs, report_path = (Path(a) for a in argv)
+    report: dict[str, Any] = {"status": "started", "stage": "load"}
+    _write(report_path, report)
+    try:
+        import torch
+
+        runner = torch._inductor.aoti_load_package(str(package))
+        report["stage"] = "run"
+        _write(report_path, report)
+        args = torch.load(inputs)
+        result = runner(*args)
+        if any(t.is_cuda for t in args if isinstance(t, torch.Tensor)):
+            torch.cuda.synchronize()
+        result = list(result) if isinstance(result, (list, tuple)) else [result]
+        torch.save(result, outputs)
+    except Exception as exc:
+        text = str(exc).strip()
+        report.update(status="error", error_type=type(exc).__name__, error=text.splitlines()[0] if text else "")
+    else:
+        report["status"] = "ok"
+    report["kernel_modules"] = sorted(name for name in sys.modules if name.startswith(("kernels", "_tcm_user_kernels")))
+    _write(report_path, report)
+    return 0 if report["status"] == "ok" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

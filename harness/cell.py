@@ -1,0 +1,90 @@
+"""Runs one cell in the current process: build the style, run the pipeline, turn what happened into a CellResult.
+
+This is the child side of isolation; it must only ever run in a process made for the cell.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.evidence import error_type, first_line
+from harness.results import CellResult
+from harness.vocab import cell_id
+
+
+@dataclass
+class CellRequest:
+    kernel: str
+    style: str
+    pipeline: str
+    tier: str
+    kernels_from: list[str] = field(default_factory=list)
+    seed: int = 0
+    worker: str = "main"
+
+    @property
+    def id(self) -> str:
+        return cell_id(self.kernel, self.style, self.pipeline)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def result_for(request: CellRequest, outcome: str, **fields: Any) -> CellResult:
+    return CellResult(
+        id=request.id, kernel=request.kernel, style=request.style, pipeline=request.pipeline,
+        outcome=outcome, worker=request.worker, **fields,
+    )
+
+
+def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[str], None] | None = None) -> CellResult:
+    """Never raises for what the cell did: every exception becomes an outcome with its stage and evidence."""
+    from harness.checking import MismatchError
+    from harness.environment import enter_tier
+
+    enter_tier(request.tier)
+    import torch
+
+    from harness.pipelines import RUNNERS
+    from harness.pipelines.common import CellContext, StageFailure, staged
+    from harness.pipelines.requirements import skip_reason
+    from harness.registry import load_specs
+    from harness.styles import SkipCell, build_style
+
+    started = time.perf_counter()
+    torch.manual_seed(request.seed)
+    device = torch.device("cuda" if request.tier == "gpu" else "cpu")
+    try:
+        spec = load_specs(request.kernels_from)[request.kernel]
+        reason = skip_reason(spec, request.pipeline, request.tier)
+        if reason:
+            raise SkipCell(reason)
+        if stage_marker:
+            stage_marker("build")
+        with staged("build"):
+            built = build_style(spec, request.style)
+        context = CellContext(spec=spec, built=built, device=device, tier=request.tier, workdir=workdir,
+                              seed=request.seed, stage_marker=stage_marker)
+        detail = RUNNERS[request.pipeline](context)
+        result = result_for(request, "pass", detail=detail)
+    except SkipCell as skip:
+        result = result_for(request, "skip", reason=str(skip))
+    except StageFailure as failure:
+        outcome = "wrong" if isinstance(failure.error, MismatchError) else "fail"
+        result = result_for(request, outcome, stage=failure.stage, error_type=error_type(failure.error),
+                            error=first_line(failure.error))
+    except Exception as exc:  # a harness or spec bug outside any stage: still evidence, never a crash
+        result = result_for(request, "fail", stage="build", error_type=error_type(exc), error=first_line(exc))
+    result.duration_s = round(time.perf_counter() - started, 3)
+    return result
+
+
+def run_inline(request: CellRequest) -> CellResult:
+    """Run a cell in this process, for debugging only: a fault here takes the caller with it."""
+    workdir = Path(tempfile.mkdtemp(prefix="tcm-cell-"))
+    return execute_cell(request, workdir)
+

@@ -1,0 +1,156 @@
+"""`python -m harness` / `triton-matrix`: run the matrix, list what it knows, and render what it measured."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.vocab import PIPELINE_FAMILIES, STYLES
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MATRIX_DIR = REPO_ROOT / "matrix"
+
+
+class CliError(Exception):
+    """Bad input: printed as one line, exit 2."""
+
+
+def _load(args: argparse.Namespace) -> dict[str, Any]:
+    from harness.environment import enter_tier, resolve_tier
+    from harness.registry import KernelSourceError, load_specs
+
+    tier = resolve_tier(getattr(args, "tier", "auto"))
+    enter_tier(tier)  # before any kernel module is imported: decoration reads TRITON_INTERPRET
+    try:
+        return {"tier": tier, "specs": load_specs(args.kernels_from)}
+    except KernelSourceError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _add_run_parser(subparsers: Any) -> None:
+    run = subparsers.add_parser("run", help="run kernel x style x pipeline cells, each isolated, into a results file")
+    run.add_argument("-k", "--kernel", action="append", default=[], help="kernel name (repeatable, or comma-separated)")
+    run.add_argument("-s", "--style", action="append", default=[], help=f"style: {', '.join(STYLES)}")
+    run.add_argument("-p", "--pipeline", action="append", default=[], help="pipeline name (see `list`)")
+    run.add_argument("-n", "--workers", default="1", help="parallel workers (pytest-xdist; 'auto' = one per core)")
+    run.add_argument("-o", "--output", default=None, help="results file (default reports/results-<env>.jsonl)")
+    run.add_argument("--summary", default=None, help="Markdown summary file (default: the results path with .md)")
+    run.add_argument("--overwrite", action="store_true", help="replace an existing results file")
+    run.add_argument("--kernels-from", action="append", default=[], help="module or .py file with more KernelSpecs")
+    run.add_argument("--tier", choices=("auto", "gpu", "cpu"), default="auto")
+    run.add_argument("--isolation", choices=("fork", "process"), default="fork")
+    run.add_argument("--timeout", type=float, default=None, help="per-cell limit in seconds")
+    run.add_argument("pytest_args", nargs="*", help="after --: passed to pytest unchanged")
+
+
+def command_run(args: argparse.Namespace) -> int:
+    import pytest
+
+    from harness.environment import describe, environment_tag
+    from harness.results import ResultsFileError, read_results
+    from harness.selection import SelectionError, select_cells, validate
+    from harness.summary import render_summary_markdown
+    from harness.vocab import PIPELINES
+
+    loaded = _load(args)
+    try:
+        kernels = validate("kernel", args.kernel, loaded["specs"])
+        styles = validate("style", args.style, STYLES)
+        pipelines = validate("pipeline", args.pipeline, PIPELINES)
+    except SelectionError as exc:
+        raise CliError(str(exc)) from None
+    if not MATRIX_DIR.is_dir():
+        raise CliError(f"{MATRIX_DIR}: the matrix suites are not there; run from a checkout (pip install -e .)")
+    environment = describe(loaded["tier"])
+    output = Path(args.output or Path("reports") / f"results-{environment_tag(environment)}.jsonl")
+    summary = Path(args.summary) if args.summary else output.with_suffix(".md")
+    if output.exists() and not args.overwrite:
+        raise CliError(f"{output}: results file exists; pass --overwrite to replace it or -o for another path")
+    _check_writable(output)
+    _check_writable(summary)
+
+    pytest_args = [str(MATRIX_DIR), "-q", "-p", "no:cacheprovider", "--rootdir", str(REPO_ROOT),
+                   "--matrix-results", str(output), "--matrix-overwrite", "--matrix-tier", loaded["tier"],
+                   "--matrix-isolation", args.isolation]
+    for option, values in (("--matrix-kernel", kernels), ("--matrix-style", styles),
+                           ("--matrix-pipeline", pipelines), ("--kernels-from", args.kernels_from)):
+        for value in values:
+            pytest_args += [option, value]
+    if args.timeout:
+        pytest_args += ["--matrix-timeout", str(args.timeout)]
+    if str(args.workers) not in ("0", "1"):
+        pytest_args += ["-n", str(args.workers), "--dist", "loadgroup"]
+    pytest_args += args.pytest_args
+    code = pytest.main(pytest_args)
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        print(f"error: pytest stopped with exit code {int(code)}; results so far are in {output}", file=sys.stderr)
+        return int(code)
+    try:
+        results = read_results(output)
+    except ResultsFileError as exc:
+        raise CliError(str(exc)) from None
+    asked = {cell.id for cell in select_cells(kernels, styles, pipelines)}
+    missing = sorted(asked - {cell.id for cell in results.cells})
+    summary.write_text(render_summary_markdown(results, f"Matrix summary: {output.name}"))
+    print(f"summary: {summary}")
+    if missing:
+        print(f"error: {len(missing)} cell(s) have no result, first {missing[0]}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _check_writable(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"{path}: cannot create its folder ({exc.strerror})") from None
+    if path.parent.exists() and not path.parent.is_dir():
+        raise CliError(f"{path}: its parent is not a folder")
+    import os
+
+    if not os.access(path.parent, os.W_OK):
+        raise CliError(f"{path}: its folder is not writable")
+
+
+def command_list(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    specs = _load(args)["specs"]
+    rows = [[spec.name, ", ".join(spec.features), spec.description, spec.source] for spec in specs.values()]
+    print("kernels:")
+    print(tabulate(rows, headers=["name", "features", "description", "from"]))
+    print("\nstyles: " + ", ".join(STYLES))
+    print("\npipelines:")
+    for family, pipelines in PIPELINE_FAMILIES.items():
+        print(f"  {family}: {', '.join(pipelines)}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="triton-matrix", description=__doc__)
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    _add_run_parser(subparsers)
+    listing = subparsers.add_parser("list", help="the kernels, styles and pipelines this harness knows")
+    listing.add_argument("--kernels-from", action="append", default=[])
+    try:
+        from harness.report.cli import add_subcommands
+    except ImportError:
+        pass
+    else:
+        add_subcommands(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `python -m harness` and `triton-matrix`; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handlers = {"run": command_run, "list": command_list}
+    handler = handlers.get(args.command) or getattr(args, "handler", None)
+    try:
+        return handler(args) if handler else 2
+    except CliError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,80 @@
+"""The environment a run measures, and which tier it is: read without initialising CUDA.
+
+The parent of every cell must never touch CUDA (cells are forked from it), so the GPU
+is found through nvidia-smi rather than torch.cuda.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+from typing import Any
+
+
+def query_gpus() -> list[dict[str, str]]:
+    """Name and driver of each GPU nvidia-smi sees; empty without a GPU or nvidia-smi."""
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        completed = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if completed.returncode != 0:
+        return []
+    gpus = []
+    for line in completed.stdout.strip().splitlines():
+        name, _, driver = line.partition(",")
+        gpus.append({"name": name.strip(), "driver": driver.strip()})
+    return gpus
+
+
+def resolve_tier(requested: str = "auto") -> str:
+    """`gpu` when torch is a CUDA build and a GPU is visible, else the CPU interpreter tier."""
+    if requested in ("gpu", "cpu"):
+        return requested
+    import torch
+
+    return "gpu" if torch.version.cuda and query_gpus() else "cpu"
+
+
+def enter_tier(tier: str) -> None:
+    """The CPU tier runs Triton kernels in its interpreter; this must happen before any kernel is decorated."""
+    if tier == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+
+
+def describe(tier: str) -> dict[str, Any]:
+    import torch
+    import triton
+
+    gpus = query_gpus() if tier == "gpu" else []
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "cuda": torch.version.cuda,
+        "gpu": gpus[0]["name"] if gpus else None,
+        "driver": gpus[0]["driver"] if gpus else None,
+        "gpu_count": len(gpus),
+        "tier": tier,
+        "interpreter": os.environ.get("TRITON_INTERPRET") == "1",
+        "os": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "ld_preload": os.environ.get("LD_PRELOAD") or None,
+    }
+
+
+def environment_tag(environment: dict[str, Any]) -> str:
+    """A filename-safe name for results of this environment: tier, GPU, torch, triton."""
+    parts = [environment.get("tier", "unknown")]
+    if environment.get("gpu"):
+        parts.append(str(environment["gpu"]).replace("NVIDIA ", "").split()[0].lower())
+    parts.append(f"torch{environment.get('torch')}")
+    parts.append(f"triton{environment.get('triton')}")
+    tag = "-".join(parts)
+    return "".join(c if c.isalnum() or c in "._+-" else "_" for c in tag)

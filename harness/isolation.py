@@ -1,0 +1,164 @@
+"""Runs each cell in a process of its own, so a segfault, a hang or a poisoned CUDA context stays in that cell.
+
+Two mechanisms, chosen by measurement (README):
+- `fork`: the caller (a pytest worker that has imported torch and triton but never touched CUDA)
+  forks one child per cell; the child pays no import cost.
+- `process`: a brand-new interpreter per cell (`python -m harness.cell_worker`), the reference.
+Either way the parent only waits, reads the child's result file, and turns a death or a
+timeout into `crash` or `timeout`, naming the stage the child had reached.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Callable
+
+from harness.cell import CellRequest, execute_cell, result_for
+from harness.results import CellResult
+
+ISOLATION_MODES = ("fork", "process")
+LOG_TAIL_CHARS = 2000
+
+
+def stage_writer(path: Path) -> Callable[[str], None]:
+    def mark(stage: str) -> None:
+        path.write_text(stage)
+
+    return mark
+
+
+def child_main(request: CellRequest, workdir: Path) -> int:
+    """Body of the child: run the cell, write result.json; exit code 0 once it is written."""
+    import faulthandler
+
+    log = open(workdir / "child.log", "a", buffering=1)
+    faulthandler.enable(log)
+    result = execute_cell(request, workdir, stage_marker=stage_writer(workdir / "stage"))
+    (workdir / "result.json").write_text(json.dumps(result.to_record()))
+    return 0
+
+
+def _run_forked(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[int | None, bool]:
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 70
+        try:
+            os.setsid()
+            log_fd = os.open(workdir / "child.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            os.dup2(log_fd, 1)
+            os.dup2(log_fd, 2)
+            code = child_main(request, workdir)
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + timeout_s
+    delay = 0.005
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status), False
+            if time.monotonic() > deadline:
+                _kill_group(pid)
+                os.waitpid(pid, 0)
+                return None, True
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+    except BaseException:  # KeyboardInterrupt included: never leave a child behind
+        _kill_group(pid)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        raise
+
+
+def _run_process(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[int | None, bool]:
+    (workdir / "request.json").write_text(json.dumps(request.to_dict()))
+    with open(workdir / "child.log", "ab") as log:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "harness.cell_worker", str(workdir)],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        try:
+            return child.wait(timeout=timeout_s), False
+        except subprocess.TimeoutExpired:
+            _kill_group(child.pid)
+            child.wait()
+            return None, True
+        except BaseException:
+            _kill_group(child.pid)
+            child.wait()
+            raise
+
+
+def _kill_group(pid: int) -> None:
+    for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            kill()
+            return
+        except (ProcessLookupError, PermissionError):
+            continue
+
+
+def _log_tail(workdir: Path) -> str:
+    try:
+        text = (workdir / "child.log").read_text(errors="replace")
+    except OSError:
+        return ""
+    return text[-LOG_TAIL_CHARS:]
+
+
+def _death_line(log_tail: str) -> str:
+    """The most telling line a dying child printed: faulthandler's 'Fatal Python error', else the last line."""
+    lines = [line.strip() for line in log_tail.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("Fatal Python error"):
+            return line
+    return lines[-1] if lines else ""
+
+
+def run_isolated(request: CellRequest, timeout_s: float, mode: str = "fork", keep_workdir: bool = False) -> CellResult:
+    if mode not in ISOLATION_MODES:
+        raise ValueError(f"unknown isolation mode {mode!r}; choose from {', '.join(ISOLATION_MODES)}")
+    workdir = Path(tempfile.mkdtemp(prefix=f"tcm-{request.kernel}-{request.style}-{request.pipeline}-"))
+    started = time.perf_counter()
+    runner = _run_forked if mode == "fork" else _run_process
+    try:
+        exit_code, timed_out = runner(request, workdir, timeout_s)
+        elapsed = round(time.perf_counter() - started, 3)
+        stage_file = workdir / "stage"
+        stage = stage_file.read_text().strip() if stage_file.exists() else "build"
+        result_file = workdir / "result.json"
+        if timed_out:
+            return result_for(request, "timeout", stage=stage, error_type="Timeout",
+                              error=f"no result after {timeout_s:g} s in stage {stage}; the cell's process group was killed",
+                              duration_s=elapsed)
+        if exit_code == 0 and result_file.exists():
+            result = CellResult.from_record(json.loads(result_file.read_text()))
+            result.detail["isolation"] = mode
+            return result
+        tail = _log_tail(workdir)
+        if exit_code is not None and exit_code < 0:
+            name = signal.Signals(-exit_code).name
+            kind, message = name, f"the cell's process died of {name} in stage {stage}"
+        else:
+            kind, message = "ProcessExited", f"the cell's process exited with code {exit_code} in stage {stage} without a result"
+        death = _death_line(tail)
+        if death:
+            message += f": {death}"
+        return result_for(request, "crash", stage=stage, error_type=kind, error=message,
+                          duration_s=elapsed, detail={"log_tail": tail[-500:], "isolation": mode})
+    finally:
+        if not keep_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,82 @@
+"""AOTInductor: export, package, load and run; in this process or in a fresh one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from harness.pipelines.common import CellContext, check_result, expected_result, staged
+from harness.pipelines.export import export_program
+from harness.styles import SkipCell
+
+FRESH_PROCESS_TIMEOUT_S = 300
+
+
+class FreshProcessFailed(RuntimeError):
+    """The loader process failed; its own error type and first line are in the message."""
+
+
+def package(context: CellContext, args: tuple[Any, ...], strict: bool) -> Path:
+    inductor = torch._inductor
+    if not hasattr(inductor, "aoti_compile_and_package") or not hasattr(inductor, "aoti_load_package"):
+        raise SkipCell(f"torch {torch.__version__} has no aoti_compile_and_package/aoti_load_package")
+    program = export_program(context, args, strict=strict)
+    path = context.workdir / "cell.pt2"
+    with staged("compile", context):
+        inductor.aoti_compile_and_package(program, package_path=str(path))
+    return path
+
+
+def run_in_process(context: CellContext, strict: bool) -> dict[str, Any]:
+    args = context.inputs()
+    path = package(context, args, strict)
+    with staged("load", context):
+        runner = torch._inductor.aoti_load_package(str(path))
+    expected_output, expected_mutations = expected_result(context, args)
+    with staged("run", context):
+        output = runner(*args)
+        context.synchronize()
+    check_result(context, output, args, expected_output, expected_mutations)
+    return {"package_bytes": path.stat().st_size}
+
+
+def run_aoti(context: CellContext) -> dict[str, Any]:
+    return run_in_process(context, strict=False)
+
+
+def run_aoti_strict(context: CellContext) -> dict[str, Any]:
+    return run_in_process(context, strict=True)
+
+
+def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
+    """Package here, then load and run in a Python that never imported the kernel's module (harness.aoti_loader)."""
+    args = context.inputs()
+    path = package(context, args, strict=False)
+    inputs_path, outputs_path, report_path = (context.workdir / n for n in ("inputs.pt", "outputs.pt", "loader.json"))
+    torch.save(list(args), inputs_path)
+    expected_output, expected_mutations = expected_result(context, args)
+    with staged("load", context):
+        completed = subprocess.run(
+            [sys.executable, "-m", "harness.aoti_loader", str(path), str(inputs_path), str(outputs_path), str(report_path)],
+            capture_output=True, text=True, timeout=FRESH_PROCESS_TIMEOUT_S, env=dict(os.environ),
+        )
+    from harness.aoti_loader import read_report
+
+    report = read_report(report_path)
+    if report.get("status") != "ok":
+        stage = report.get("stage", "load")
+        if completed.returncode < 0:
+            message = f"loader process died with signal {-completed.returncode} in stage {stage}"
+        else:
+            message = f"{report.get('error_type', 'unknown')}: {report.get('error', completed.stderr.strip()[-300:])}"
+        with staged(stage, context):
+            raise FreshProcessFailed(message)
+    output = torch.load(outputs_path)
+    output = output[0] if context.spec.num_outputs <= 1 and len(output) == 1 else tuple(output)
+    check_result(context, output, args, expected_output, expected_mutations)
+    return {"package_bytes": path.stat().st_size, "loader_modules_with_kernels": report.get("kernel_modules", [])}

@@ -1,0 +1,123 @@
+"""torch.compile pipelines: default, fullgraph, training, dynamic shapes, CUDA graphs, and visibility."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from harness.pipelines.common import CellContext, StageFailure, check_call, check_result, expected_result, staged
+from harness.pipelines.eager import check_backward
+
+
+def compile_stage(exc: BaseException) -> str:
+    """Where a torch.compile call failed: Dynamo's tracing, Inductor's compiling, or the compiled code running."""
+    from torch._dynamo import exc as dynamo_exc
+
+    from harness.evidence import unwrap
+
+    if isinstance(exc, dynamo_exc.BackendCompilerFailed):
+        return "compile"
+    exc = unwrap(exc)
+    if isinstance(exc, dynamo_exc.BackendCompilerFailed):
+        return "compile"
+    trace_errors = tuple(
+        getattr(dynamo_exc, name)
+        for name in ("Unsupported", "TorchRuntimeError", "UserError", "InternalTorchDynamoError", "UncapturedHigherOrderOpError")
+        if hasattr(dynamo_exc, name)
+    )
+    if isinstance(exc, trace_errors):
+        return "trace"
+    return "run"
+
+
+def compiled_call(context: CellContext, compiled: Any, args: tuple[Any, ...]) -> Any:
+    """Call a torch.compile'd function, attributing a failure to trace, compile or run."""
+    if context.stage_marker:
+        context.stage_marker("compile")
+    try:
+        output = compiled(*args)
+        context.synchronize()
+    except Exception as exc:
+        raise StageFailure(compile_stage(exc), exc) from exc
+    return output
+
+
+def _check_compiled(context: CellContext, compiled: Any, args: tuple[Any, ...]) -> Any:
+    expected_output, expected_mutations = expected_result(context, args)
+    output = compiled_call(context, compiled, args)
+    check_result(context, output, args, expected_output, expected_mutations)
+    return output
+
+
+def run_compile(context: CellContext) -> dict[str, Any]:
+    torch._dynamo.reset()
+    _check_compiled(context, torch.compile(context.built.call), context.inputs())
+    return {}
+
+
+def run_compile_fullgraph(context: CellContext) -> dict[str, Any]:
+    torch._dynamo.reset()
+    _check_compiled(context, torch.compile(context.built.call, fullgraph=True), context.inputs())
+    return {}
+
+
+def run_compile_fullgraph_backward(context: CellContext) -> dict[str, Any]:
+    torch._dynamo.reset()
+    compiled = torch.compile(context.built.call, fullgraph=True)
+    return check_backward(context, lambda *args: compiled_call(context, compiled, args), run_stage="compile")
+
+
+def run_compile_dynamic(context: CellContext) -> dict[str, Any]:
+    """fullgraph=True with dynamic=True, at two sizes: a graph break must not hide a symbolic-shape failure."""
+    torch._dynamo.reset()
+    compiled = torch.compile(context.built.call, fullgraph=True, dynamic=True)
+    for size in context.spec.sizes:
+        _check_compiled(context, compiled, context.inputs(size))
+    return {"sizes": list(context.spec.sizes)}
+
+
+def run_cudagraphs(context: CellContext) -> dict[str, Any]:
+    """mode="reduce-overhead": warm up, record, replay; an Inductor cudagraph skip is a failure, not a pass."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(context.built.call, mode="reduce-overhead", fullgraph=True)
+    args = context.inputs()
+    for _ in range(3):
+        _check_compiled(context, compiled, args)
+    skips = int(counters["inductor"]["cudagraph_skips"])
+    if skips:
+        with staged("check", context):
+            raise CudagraphsSkipped(f"Inductor skipped CUDA graphs {skips} time(s) (counters['inductor']['cudagraph_skips'])")
+    return {"cudagraph_skips": skips}
+
+
+class CudagraphsSkipped(RuntimeError):
+    """Inductor ran the graph without CUDA graphs."""
+
+
+class NotTracedInto(AssertionError):
+    """Inductor's output does not contain the user's kernel: compile treated the op as opaque."""
+
+
+def run_compile_visible(context: CellContext) -> dict[str, Any]:
+    """Decide from Inductor's generated code, not from a return value, whether compile saw the kernel."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch._dynamo.reset()
+    args = context.inputs()
+    expected_output, expected_mutations = expected_result(context, args)
+    compiled = torch.compile(context.built.call)
+    output, codes = compiled_call(context, lambda *a: run_and_get_code(compiled, *a), args)
+    check_result(context, output, args, expected_output, expected_mutations)
+    source = "\n".join(codes)
+    names = context.built.kernel_names
+    found = [name for name in names if name in source]
+    with staged("check", context):
+        if not codes:
+            raise NotTracedInto("Inductor produced no code (the call ran outside any compiled graph)")
+        if names and not found:
+            raise NotTracedInto(f"Inductor's output ({len(codes)} module(s)) does not contain {', '.join(names)}")
+    return {"generated_modules": len(codes), "kernels_found": found}

@@ -1,0 +1,66 @@
+"""torch.export pipelines: strict, non-strict, and non-strict with a dynamic dim."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+from harness.pipelines.common import CellContext, check_call, staged
+
+
+class CallModule(torch.nn.Module):
+    """export takes modules; this one only calls the op, so the module adds nothing to the question."""
+
+    def __init__(self, call: Callable[..., Any]) -> None:
+        super().__init__()
+        self.call = call
+
+    def forward(self, *args: Any) -> Any:
+        return self.call(*args)
+
+
+def dynamic_shapes(context: CellContext, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """One shared Dim for the dims the spec says follow `size` (default: dim 0 of every tensor)."""
+    size = torch.export.Dim("size", min=2, max=1 << 20)
+    dims = context.spec.dynamic_dims
+    shapes: list[Any] = []
+    for name, arg in zip(context.spec.argument_names, args):
+        if not isinstance(arg, torch.Tensor):
+            shapes.append(None)
+            continue
+        chosen = dims.get(name, ()) if dims is not None else (0,)
+        shapes.append({dim: size for dim in chosen} or None)
+    return tuple(shapes)
+
+
+def export_program(context: CellContext, args: tuple[Any, ...], strict: bool, dynamic: bool = False) -> Any:
+    module = CallModule(context.built.call)
+    with staged("trace", context):
+        return torch.export.export(
+            module, args, strict=strict, dynamic_shapes=dynamic_shapes(context, args) if dynamic else None
+        )
+
+
+def run_export(context: CellContext, strict: bool) -> dict[str, Any]:
+    args = context.inputs()
+    program = export_program(context, args, strict=strict)
+    check_call(context, program.module(), args)
+    return {}
+
+
+def run_export_strict(context: CellContext) -> dict[str, Any]:
+    return run_export(context, strict=True)
+
+
+def run_export_nonstrict(context: CellContext) -> dict[str, Any]:
+    return run_export(context, strict=False)
+
+
+def run_export_dynamic(context: CellContext) -> dict[str, Any]:
+    """Export non-strict at the first size with a dynamic dim, run and check at both sizes."""
+    program = export_program(context, context.inputs(), strict=False, dynamic=True)
+    module = program.module()
+    for size in context.spec.sizes:
+        check_call(context, module, context.inputs(size))
+    return {"sizes": list(context.spec.sizes)}

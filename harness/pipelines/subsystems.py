@@ -1,0 +1,114 @@
+"""PyTorch subsystems: FlopCounterMode, a CPU fallback, tensor subclasses, vmap and opcheck."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from harness.checking import assert_matches
+from harness.pipelines.common import CellContext, check_call, clone_args, staged
+from harness.styles import SkipCell
+
+
+class FlopCountMismatch(AssertionError):
+    """FlopCounterMode counted other than the kernel's flop formula says."""
+
+
+def run_flop_counter(context: CellContext) -> dict[str, Any]:
+    """The harness registers the spec's formula where the style gives an operator to register it on."""
+    from torch.utils.flop_counter import FlopCounterMode, register_flop_formula
+
+    spec, built = context.spec, context.built
+    if built.overload is not None and spec.flops is not None:
+        formula = spec.flops
+        with staged("build", context):
+            register_flop_formula(built.overload.overloadpacket)(lambda *shapes, out_shape=None, **_: formula(*shapes))
+    args = context.inputs()
+    with FlopCounterMode(display=False) as counter:
+        check_call(context, built.call, args)
+    counted = counter.get_total_flops()
+    if built.is_control or spec.flops is None:
+        return {"counted_flops": counted}
+    expected = spec.flops(*(a.shape if isinstance(a, torch.Tensor) else a for a in args))
+    with staged("check", context):
+        if counted != expected:
+            raise FlopCountMismatch(f"FlopCounterMode counted {counted} flops; the kernel's formula says {expected}")
+    return {"counted_flops": counted}
+
+
+def run_cpu_fallback(context: CellContext) -> dict[str, Any]:
+    """Register the reference as the op's CPU kernel where the style allows one, then call it on CPU tensors."""
+    built = context.built
+    if built.custom_op_def is not None:
+        with staged("build", context):
+            built.custom_op_def.register_kernel("cpu")(context.spec.reference)
+    check_call(context, built.call, context.inputs(device=torch.device("cpu")))
+    return {"registered_cpu_kernel": built.custom_op_def is not None}
+
+
+def _two_tensor_class() -> Any:
+    try:
+        from torch.testing._internal.two_tensor import TwoTensor
+    except ImportError as exc:
+        raise SkipCell(f"torch {torch.__version__} has no TwoTensor test subclass ({exc})") from exc
+    return TwoTensor
+
+
+def run_tensor_subclass(context: CellContext) -> dict[str, Any]:
+    """TwoTensor (PyTorch's own test subclass) holds two tensors; the op must apply to both."""
+    two_tensor = _two_tensor_class()
+    first, second = context.inputs(), clone_args(tuple(a * 2 if isinstance(a, torch.Tensor) else a for a in context.inputs()))
+    expected = [context.spec.reference(*clone_args(first)), context.spec.reference(*clone_args(second))]
+    wrapped = tuple(two_tensor(a, b) if isinstance(a, torch.Tensor) else a for a, b in zip(first, second))
+    with staged("run", context):
+        output = context.built.call(*wrapped)
+        context.synchronize()
+    with staged("check", context):
+        outputs = output if isinstance(output, (tuple, list)) else (output,)
+        for item in outputs:
+            if not isinstance(item, two_tensor):
+                raise TypeError(f"the op returned {type(item).__name__}, not the subclass it was given")
+        assert_matches([o.a for o in outputs], [e for e in _leaves(expected[0])], what="subclass part a")
+        assert_matches([o.b for o in outputs], [e for e in _leaves(expected[1])], what="subclass part b")
+    return {}
+
+
+def _leaves(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+def run_vmap(context: CellContext) -> dict[str, Any]:
+    """torch.vmap over a batch of 3 inputs; no vmap rule is registered: this asks what works out of the box."""
+    batches = [context.inputs() for _ in range(3)]
+    batches = [tuple(a + i if isinstance(a, torch.Tensor) else a for a in args) for i, args in enumerate(batches)]
+    stacked = tuple(
+        torch.stack([b[i] for b in batches]) if isinstance(batches[0][i], torch.Tensor) else batches[0][i]
+        for i in range(len(batches[0]))
+    )
+    in_dims = tuple(0 if isinstance(a, torch.Tensor) else None for a in stacked)
+    expected = [context.spec.reference(*clone_args(b)) for b in batches]
+    expected_stacked: Any = (
+        torch.stack(expected) if context.spec.num_outputs == 1
+        else tuple(torch.stack([e[i] for e in expected]) for i in range(context.spec.num_outputs))
+    )
+    with staged("run", context):
+        output = torch.vmap(context.built.call, in_dims=in_dims)(*stacked)
+        context.synchronize()
+    with staged("check", context):
+        assert_matches(output, expected_stacked)
+    return {"batch": 3}
+
+
+def run_opcheck(context: CellContext) -> dict[str, Any]:
+    """torch.library.opcheck: schema, fake impl, autograd registration and AOTDispatch, on the real inputs."""
+    context.require_operator("opcheck")
+    if not hasattr(torch.library, "opcheck"):
+        raise SkipCell(f"torch {torch.__version__} has no torch.library.opcheck")
+    args = context.inputs()
+    if context.spec.has_backward:
+        names = context.spec.differentiable_names
+        args = tuple(a.requires_grad_(True) if n in names else a for n, a in zip(context.spec.argument_names, args))
+    with staged("run", context):
+        report = torch.library.opcheck(context.built.overload, args)
+    return {"opcheck": {k: str(v) for k, v in report.items()}}

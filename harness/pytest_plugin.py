@@ -1,0 +1,269 @@
+"""The pytest plugin: parametrizes the suites in matrix/ with cells, runs each isolated, records every result.
+
+It stays inert in test runs that collect no matrix suite. Results are attached to the
+test report (`user_properties`) and written by the controlling process, so they cross
+pytest-xdist's process boundary as plain records.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.isolation import ISOLATION_MODES
+from harness.results import CellResult, ResultsWriter, header_record, read_results
+from harness.selection import Cell, SelectionError, select_cells, validate
+from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
+
+RESULT_PROPERTY = "matrix_cell"
+DEFAULT_TIMEOUT_S = {"gpu": 300.0, "cpu": 600.0}
+EXPECTED_DIR = Path(__file__).resolve().parent.parent / "matrix" / "expected"
+_state_key = pytest.StashKey["MatrixState"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("triton-compat-matrix", "triton-compat-matrix: kernel x style x pipeline cells")
+    group.addoption("--matrix-kernel", action="append", default=[], metavar="NAME", help="kernels to run (default: all)")
+    group.addoption("--matrix-style", action="append", default=[], metavar="NAME", help=f"styles: {', '.join(STYLES)}")
+    group.addoption("--matrix-pipeline", action="append", default=[], metavar="NAME", help="pipelines (default: all)")
+    group.addoption("--kernels-from", action="append", default=[], metavar="MODULE_OR_PATH",
+                    help="also load KernelSpecs from this module or .py file")
+    group.addoption("--matrix-results", default=None, metavar="PATH", help="results file (JSONL) to write")
+    group.addoption("--matrix-overwrite", action="store_true", help="replace an existing results file")
+    group.addoption("--matrix-tier", choices=("auto", "gpu", "cpu"), default="auto",
+                    help="gpu, or cpu = Triton interpreter on CPU tensors (auto: gpu when one is visible)")
+    group.addoption("--matrix-isolation", choices=ISOLATION_MODES, default="fork",
+                    help="fork: a child forked per cell from a worker that never touched CUDA; process: a new interpreter per cell")
+    group.addoption("--matrix-timeout", type=float, default=None, metavar="SECONDS",
+                    help="per-cell time limit (default 300 on GPU, 600 on CPU)")
+    group.addoption("--matrix-baseline-dir", default=str(EXPECTED_DIR), metavar="DIR",
+                    help="where baselines (<torch>-<triton>-<tier>.json) live; 'none' to ignore them")
+
+
+class MatrixState:
+    """Per-process state, made on first use so that runs collecting no matrix suite never import torch."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from harness.environment import enter_tier, resolve_tier
+        from harness.registry import load_specs
+
+        option = config.option
+        self.config = config
+        self.tier = resolve_tier(option.matrix_tier)
+        enter_tier(self.tier)
+        self.kernels_from: list[str] = list(option.kernels_from)
+        self.specs = load_specs(self.kernels_from)
+        self.kernels = validate("kernel", option.matrix_kernel, self.specs)
+        self.styles = validate("style", option.matrix_style, STYLES)
+        self.pipelines = validate("pipeline", option.matrix_pipeline, PIPELINES)
+        self.isolation: str = option.matrix_isolation
+        self.timeout_s: float = option.matrix_timeout or DEFAULT_TIMEOUT_S[self.tier]
+        self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        self.controls: dict[tuple[str, str], CellResult] = {}
+        self.baseline = _load_baseline(option.matrix_baseline_dir, self.tier)
+        self._private_caches()
+
+    def _private_caches(self) -> None:
+        """One Inductor and Triton cache per worker, so concurrent workers never race on a cache entry."""
+        root = Path(tempfile.gettempdir()) / f"tcm-caches-{os.getuid()}" / f"{os.getppid()}-{self.worker}"
+        for variable, name in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
+            if variable not in os.environ:
+                os.environ[variable] = str(root / name)
+
+
+def _load_baseline(directory: str, tier: str) -> dict[str, str] | None:
+    """The reviewed expected outcomes for this torch/triton/tier, if any were recorded."""
+    if directory == "none":
+        return None
+    from harness.environment import describe
+    from harness.report.baseline import load_baseline
+
+    return load_baseline(directory, describe(tier))
+
+
+def matrix_state(config: pytest.Config) -> MatrixState:
+    if _state_key not in config.stash:
+        from harness.registry import KernelSourceError
+
+        try:
+            config.stash[_state_key] = MatrixState(config)
+        except (SelectionError, KernelSourceError) as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[_state_key]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "matrix_cell" not in metafunc.fixturenames:
+        return
+    state = matrix_state(metafunc.config)
+    family = getattr(metafunc.module, "PIPELINES", PIPELINES)
+    pipelines = [p for p in state.pipelines if p in family]
+    cells = select_cells(state.kernels, state.styles, pipelines)
+    metafunc.parametrize(
+        "matrix_cell",
+        [pytest.param(cell, id=cell.id, marks=pytest.mark.xdist_group(cell.group)) for cell in cells],
+    )
+
+
+@pytest.fixture
+def matrix_run(request: pytest.FixtureRequest) -> Any:
+    """Call with a Cell: runs it isolated, records it on the test report, and turns it into a pytest outcome."""
+    state = matrix_state(request.config)
+
+    def run(cell: Cell) -> CellResult:
+        result = run_cell(state, cell)
+        request.node.user_properties.append((RESULT_PROPERTY, result.to_record()))
+        expected = state.baseline.get(result.id) if state.baseline is not None else None
+        assert_outcome(result, expected)
+        return result
+
+    return run
+
+
+def _request(state: MatrixState, cell: Cell) -> Any:
+    from harness.cell import CellRequest
+
+    return CellRequest(cell.kernel, cell.style, cell.pipeline, state.tier, kernels_from=state.kernels_from, worker=state.worker)
+
+
+def run_cell(state: MatrixState, cell: Cell) -> CellResult:
+    from harness.cell import result_for
+    from harness.isolation import run_isolated
+    from harness.pipelines.requirements import skip_reason
+
+    request = _request(state, cell)
+    reason = skip_reason(state.specs[cell.kernel], cell.pipeline, state.tier)
+    if reason:  # known without building anything: no process spent on it
+        return result_for(request, "skip", reason=reason, detail={"decided_by": "parent"})
+    result = run_isolated(request, state.timeout_s, state.isolation)
+    if cell.style == CONTROL_STYLE:
+        state.controls[(cell.kernel, cell.pipeline)] = result
+    elif result.outcome not in ("pass", "skip"):
+        judge_by_control(state, cell, result)
+    return result
+
+
+def judge_by_control(state: MatrixState, cell: Cell, result: CellResult) -> None:
+    """A style's failure in a pipeline where the pure-PyTorch control also fails is the environment's: `env`."""
+    key = (cell.kernel, cell.pipeline)
+    if key not in state.controls:
+        from harness.isolation import run_isolated
+
+        control_cell = Cell(cell.kernel, CONTROL_STYLE, cell.pipeline)
+        state.controls[key] = run_isolated(_request(state, control_cell), state.timeout_s, state.isolation)
+    control = state.controls[key]
+    if control.outcome in ("pass", "skip"):
+        return
+    result.control = {k: getattr(control, k) for k in ("outcome", "stage", "error_type", "error")}
+    result.reason = (
+        f"the native control is {control.outcome} in {cell.pipeline} "
+        f"({control.stage}: {control.error_type}: {control.error}); own outcome was {result.outcome}"
+    )
+    result.detail["own_outcome"] = result.outcome
+    result.outcome = "env"
+
+
+def evidence_line(result: CellResult) -> str:
+    if result.outcome in ("skip", "env"):
+        return result.reason or ""
+    if result.outcome == "pass":
+        return ""
+    return f"{result.outcome} in stage {result.stage}: {result.error_type}: {result.error}"
+
+
+def assert_outcome(result: CellResult, expected: str | None = None) -> None:
+    """pass passes, skip and env skip; other outcomes fail unless the baseline expects exactly them (strict xfail)."""
+    outcome = result.outcome
+    if expected not in (None, "pass", "skip", "env") and outcome != expected:
+        pytest.fail(f"{result.id}: baseline expects {expected}, measured {outcome}" +
+                    (f": {evidence_line(result)}" if outcome != "pass" else " (newly passing: review and accept a new baseline)"),
+                    pytrace=False)
+    if outcome == "pass":
+        return
+    if outcome == "skip":
+        pytest.skip(result.reason or "skipped")
+    if outcome == "env":
+        pytest.skip(f"env: {result.reason}")
+    if expected == outcome:
+        pytest.xfail(f"baseline expects {expected}: {evidence_line(result)}")
+    pytest.fail(f"{result.id}: {evidence_line(result)}", pytrace=False)
+
+
+# ---- the controlling process: results file, progress, summary ----
+
+def _is_controller(config: pytest.Config) -> bool:
+    return not hasattr(config, "workerinput")
+
+
+def default_results_path(environment: dict[str, Any]) -> Path:
+    from harness.environment import environment_tag
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path(".matrix-results") / f"results-{environment_tag(environment)}-{stamp}.jsonl"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On the controller: refuse to overwrite results, validate names early, and start recording."""
+    if not _is_controller(config):
+        return
+    option = config.option
+    path = option.matrix_results
+    if path and Path(path).exists() and not option.matrix_overwrite:
+        raise pytest.UsageError(f"{path}: results file exists; pass --matrix-overwrite to replace it")
+    if option.matrix_kernel or option.matrix_style or option.matrix_pipeline or option.kernels_from:
+        matrix_state(config)
+    config.pluginmanager.register(ResultsRecorder(config), "triton-compat-matrix-recorder")
+
+
+class ResultsRecorder:
+    """Writes each cell's record as its report arrives, prints progress, and the summary at the end."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.writer: ResultsWriter | None = None
+        self.results_path: Path | None = None
+        self.finished = 0
+
+    def _open_writer(self) -> ResultsWriter:
+        from harness.environment import describe
+
+        state = matrix_state(self.config)
+        environment = describe(state.tier)
+        started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        option = self.config.option
+        path = Path(option.matrix_results) if option.matrix_results else default_results_path(environment)
+        header = header_record(environment, started, [Path(sys.argv[0]).name] + sys.argv[1:],
+                               isolation=state.isolation, cell_timeout_s=state.timeout_s)
+        self.results_path = path
+        return ResultsWriter(path, header)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        records = [value for name, value in report.user_properties if name == RESULT_PROPERTY]
+        if not records or report.when != "call":
+            return
+        if self.writer is None:
+            self.writer = self._open_writer()
+        result = CellResult.from_record(records[0])
+        self.writer.write_cell(result)
+        self.finished += 1
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            evidence = evidence_line(result)
+            line = f"[{self.finished}] {result.id} {result.outcome} {result.duration_s:.1f}s"
+            terminal.write_line(line + (f"  {evidence[:160]}" if evidence else ""))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.writer is None or self.results_path is None:
+            return
+        self.writer.close()
+        from harness.summary import render_summary
+
+        terminalreporter.section("triton-compat-matrix")
+        terminalreporter.write_line(render_summary(read_results(self.results_path)))
+        terminalreporter.write_line(f"results: {self.results_path}")

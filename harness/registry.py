@@ -1,0 +1,86 @@
+"""Finds KernelSpecs: the built-in catalogue, `--kernels-from` modules or paths, and installed entry points."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from importlib import metadata
+from pathlib import Path
+from types import ModuleType
+
+from harness.spec import KernelSpec
+
+ENTRY_POINT_GROUP = "triton_compat_matrix.kernels"
+
+
+class KernelSourceError(Exception):
+    """A kernel source that cannot give specs; the message is one line naming it and what is missing."""
+
+
+def _import_source(source: str) -> ModuleType:
+    path = Path(source)
+    if source.endswith(".py") or path.exists():
+        if not path.is_file():
+            raise KernelSourceError(f"{source}: no such kernel file")
+        module_name = f"_tcm_user_kernels_{abs(hash(str(path.resolve())))}"
+        if module_name in sys.modules:
+            return sys.modules[module_name]
+        loader_spec = importlib.util.spec_from_file_location(module_name, path)
+        if loader_spec is None or loader_spec.loader is None:
+            raise KernelSourceError(f"{source}: cannot be loaded as a Python module")
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[module_name] = module
+        try:
+            loader_spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[module_name]
+            raise KernelSourceError(f"{source}: raised on import: {type(exc).__name__}: {_first_line(exc)}") from exc
+        return module
+    try:
+        return importlib.import_module(source)
+    except ModuleNotFoundError as exc:
+        if exc.name and source.startswith(exc.name):
+            raise KernelSourceError(f"{source}: no such module or file") from exc
+        raise KernelSourceError(f"{source}: raised on import: {type(exc).__name__}: {_first_line(exc)}") from exc
+    except Exception as exc:
+        raise KernelSourceError(f"{source}: raised on import: {type(exc).__name__}: {_first_line(exc)}") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def specs_in_module(module: ModuleType, source: str) -> list[KernelSpec]:
+    """Every KernelSpec a module defines: a `SPECS` sequence, a `SPEC`, or any module-level spec."""
+    found = list(getattr(module, "SPECS", ()))
+    found += [value for value in vars(module).values() if isinstance(value, KernelSpec)]
+    unique: list[KernelSpec] = []
+    for spec in found:
+        if not isinstance(spec, KernelSpec):
+            raise KernelSourceError(f"{source}: SPECS holds {type(spec).__name__}, not KernelSpec")
+        if all(spec is not seen for seen in unique):
+            unique.append(spec)
+    if not unique:
+        raise KernelSourceError(f"{source}: defines no KernelSpec (expected SPEC, SPECS or a module-level KernelSpec)")
+    return unique
+
+
+def load_specs(sources: list[str] | None = None, builtin: bool = True, entry_points: bool = True) -> dict[str, KernelSpec]:
+    """Name -> spec over every source; two specs of one name is an error, not a silent override."""
+    from kernels import BUILTIN_MODULES
+
+    ordered_sources: list[str] = list(BUILTIN_MODULES) if builtin else []
+    if entry_points:
+        ordered_sources += [ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    ordered_sources += list(sources or [])
+    specs: dict[str, KernelSpec] = {}
+    for source in ordered_sources:
+        module = _import_source(source)
+        for spec in specs_in_module(module, source):
+            if spec.name in specs and specs[spec.name] is not spec:
+                raise KernelSourceError(f"{source}: kernel name {spec.name!r} is already defined by {specs[spec.name].source}")
+            object.__setattr__(spec, "source", source)
+            specs[spec.name] = spec
+    return specs

@@ -1,0 +1,38 @@
+"""Writes that either fully happen or leave the old file untouched."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def _umask() -> int:
+    """mkstemp makes 0600 files; a new report should get the usual umask-derived mode."""
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write via a temp file in the same directory, then os.replace: a failure never truncates `path`."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp_name, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
+        os.replace(temp_name, path)
+    except OSError as exc:
+        Path(temp_name).unlink(missing_ok=True)
+        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+    return path

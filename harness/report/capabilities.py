@@ -1,0 +1,83 @@
+"""The chart's rows and columns: the one table that says what each capability means.
+
+A capability is a rule over pipelines: its chart cell aggregates every cell
+(over kernels) of that style in any of those pipelines. The rendered report's
+rule footer is generated from this table, so the rules cannot drift from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Capability:
+    name: str
+    pipelines: tuple[str, ...]
+    from_tutorial: bool  # a row of the PyTorch tutorial's chart, or one it leaves out
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Column:
+    label: str
+    style: str
+    from_tutorial: bool
+
+
+TUTORIAL = "Using User-Defined Triton Kernels with torch.compile"
+
+CAPABILITIES: tuple[Capability, ...] = (
+    Capability("Supports inference", ("eager",), True),
+    Capability(
+        "Supports training",
+        ("eager_backward", "compile_fullgraph_backward"),
+        True,
+        "backward in eager and under torch.compile(fullgraph=True)",
+    ),
+    Capability("Supports torch.compile", ("compile",), True),
+    Capability("Supports torch.compile(fullgraph=True)", ("compile_fullgraph",), True),
+    Capability(
+        "Does torch.compile trace into the implementation",
+        ("compile_visible",),
+        True,
+        "the user kernel appears in Inductor's generated code",
+    ),
+    Capability(
+        "Supports AOTInductor",
+        ("aoti", "aoti_strict"),
+        True,
+        "both the non-strict and the strict export path: the tutorial's Yes for raw kernels"
+        " depends on strict export, and torch's default strictness has changed across versions",
+    ),
+    Capability(
+        "Supports PyTorch subsystems like FlopCounterMode, CPU Fallback, Tensor Subclasses",
+        ("flop_counter", "cpu_fallback", "tensor_subclass"),
+        True,
+    ),
+    Capability("Supports torch.export (strict)", ("export_strict",), False),
+    Capability("Supports torch.export (non-strict)", ("export_nonstrict",), False),
+    Capability(
+        "Supports dynamic shapes",
+        ("compile_dynamic", "export_dynamic"),
+        False,
+        "torch.compile(dynamic=True) and torch.export with dynamic dims",
+    ),
+    Capability("Supports CUDA graphs", ("cudagraphs",), False),
+    Capability("Supports torch.vmap", ("vmap",), False),
+    Capability("Passes torch.library.opcheck", ("opcheck",), False),
+    Capability(
+        "Supports AOTInductor in a fresh process",
+        ("aoti_fresh_process",),
+        False,
+        "the package loads and runs in a process that never imported the kernel's module",
+    ),
+)
+
+COLUMNS: tuple[Column, ...] = (
+    Column("Triton kernel with no explicit torch.library wrapper", "raw", True),
+    Column("torch.library.triton_op", "triton_op", True),
+    Column("torch.library.custom_op", "custom_op", True),
+    Column("torch.autograd.Function", "autograd_function", False),
+    Column("Pure PyTorch (control)", "native", False),
+)

@@ -1,0 +1,115 @@
+"""argparse subcommands for the report side; each handler returns the process exit status.
+
+0: done (and no regression / docs fresh); 1: diff found a regression or docs are
+stale; 2: bad input, one `error: ...` line on stderr and no output file touched.
+Wire with `add_subcommands(parser.add_subparsers())`, then `sys.exit(args.handler(args))`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.report.atomic import write_text_atomic
+from harness.report.baseline import DEFAULT_DIRECTORY, BaselineError, write_baseline
+from harness.report.diff import diff_results, render_diff
+from harness.report.docs import DocsMarkerError, update_docs
+from harness.report.history import HistoryError, render_history
+from harness.report.merge import MergeError, merge_files
+from harness.report.render import render_report
+from harness.results import ResultsFileError, read_results
+
+Handler = Callable[[argparse.Namespace], int]
+BAD_INPUT = (OSError, ResultsFileError, DocsMarkerError, MergeError, HistoryError, BaselineError, UnicodeError)
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        write_text_atomic(output, text)
+    else:
+        sys.stdout.write(text)
+
+
+def _guarded(handler: Handler) -> Handler:
+    """Turn any bad-input exception into one stderr line and exit status 2."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except BAD_INPUT as exc:
+            print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+            return 2
+
+    return run
+
+
+def report(args: argparse.Namespace) -> int:
+    _emit(render_report(read_results(args.results)), args.output)
+    return 0
+
+
+def docs(args: argparse.Namespace) -> int:
+    stale, diff = update_docs(args.file, read_results(args.results), check=args.check)
+    if args.check and stale:
+        sys.stdout.write(diff)
+        return 1
+    return 0
+
+
+def diff(args: argparse.Namespace) -> int:
+    old, new = read_results(args.old), read_results(args.new)
+    _emit(render_diff(old, new, args.old, args.new, markdown=args.format == "markdown"), args.output)
+    return 1 if diff_results(old, new).has_regressions else 0
+
+
+def baseline(args: argparse.Namespace) -> int:
+    print(write_baseline(read_results(args.results), args.dir, source=args.results))
+    return 0
+
+
+def merge(args: argparse.Namespace) -> int:
+    print(merge_files(args.shards, args.output))
+    return 0
+
+
+def history(args: argparse.Namespace) -> int:
+    _emit(render_history([(name, read_results(name)) for name in args.results]), args.output)
+    return 0
+
+
+def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
+    """Register report, docs, diff, baseline, merge and history; each sets `handler` on its namespace."""
+
+    def add(name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
+        parser = subparsers.add_parser(name, help=help, description=help)
+        parser.set_defaults(handler=_guarded(handler))
+        return parser
+
+    parser = add("report", report, "Render a results file as the Markdown report.")
+    parser.add_argument("results")
+    parser.add_argument("-o", "--output", help="write here (atomically) instead of stdout")
+
+    parser = add("docs", docs, "Rewrite the api-choice region of a document from a results file.")
+    parser.add_argument("file")
+    parser.add_argument("--results", required=True)
+    parser.add_argument("--check", action="store_true", help="change nothing; print a diff and exit 1 when stale")
+
+    parser = add("diff", diff, "Compare two results files; exit 1 on any regression.")
+    parser.add_argument("old")
+    parser.add_argument("new")
+    parser.add_argument("-o", "--output")
+    parser.add_argument("--format", choices=("markdown", "text"), default="markdown")
+
+    parser = add("baseline", baseline, "Write the expected outcomes of a results file as a baseline.")
+    parser.add_argument("results")
+    parser.add_argument("--dir", type=Path, default=DEFAULT_DIRECTORY)
+
+    parser = add("merge", merge, "Join the shards of one run into one results file.")
+    parser.add_argument("shards", nargs="+")
+    parser.add_argument("-o", "--output", required=True)
+
+    parser = add("history", history, "Tabulate capabilities across torch/triton versions.")
+    parser.add_argument("results", nargs="+")
+    parser.add_argument("-o", "--output")

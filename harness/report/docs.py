@@ -1,0 +1,59 @@
+"""Keep the chart inside a hand-written document fresh: only the marked region is ever rewritten."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from harness.report.atomic import write_text_atomic
+from harness.report.chart import render_chart, render_rules
+from harness.report.environment import environment_line
+from harness.report.footnotes import Footnotes
+from harness.results import ResultsFile
+
+BEGIN = "<!-- api-choice:begin -->"
+END = "<!-- api-choice:end -->"
+
+
+class DocsMarkerError(Exception):
+    """The file lacks exactly one begin marker followed by one end marker; the message names the file."""
+
+
+def render_region(results: ResultsFile) -> str:
+    """What goes between the markers: the environment, the chart, its footnotes and rules."""
+    notes = Footnotes()
+    parts = [environment_line(results.header), render_chart(results, notes)]
+    if notes.render():
+        parts.append(notes.render())
+    parts.append(render_rules())
+    return "\n\n".join(parts)
+
+
+def replace_region(text: str, region: str, name: str) -> str:
+    """The same text with the region between the markers replaced; everything outside is kept byte for byte."""
+    begins, ends = text.count(BEGIN), text.count(END)
+    if begins != 1 or ends != 1 or text.index(BEGIN) > text.index(END):
+        raise DocsMarkerError(
+            f"{name}: expected one {BEGIN!r} followed by one {END!r} (found {begins} begin, {ends} end)"
+        )
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{region}\n{END}{tail}"
+
+
+def update_docs(path: str | Path, results: ResultsFile, check: bool = False) -> tuple[bool, str]:
+    """(stale, unified diff). With check, nothing is written; otherwise a stale file is replaced atomically."""
+    path = Path(path)
+    with open(path, encoding="utf-8", newline="") as handle:  # keep CRLF files byte for byte
+        old = handle.read()
+    new = replace_region(old, render_region(results), str(path))
+    if new == old:
+        return False, ""
+    diff = "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), f"{path} (current)", f"{path} (expected)"
+        )
+    )
+    if not check:
+        write_text_atomic(path, new)
+    return True, diff

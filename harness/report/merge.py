@@ -1,0 +1,85 @@
+"""Join the shards of one run into one results file, refusing anything that is not one run.
+
+Environment keys that name the machine or process rather than the software
+(VOLATILE_ENVIRONMENT_KEYS) may differ between shards; every other key, and the
+harness version, must match, or the merged chart would mix two environments.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.report.aggregate import cell_order, final_cells
+from harness.report.atomic import write_text_atomic
+from harness.results import CellResult, ResultsFile, read_results
+
+# The machine and process, not the software: shards of one run may land on different hosts.
+VOLATILE_ENVIRONMENT_KEYS = frozenset({"hostname", "host", "node", "pid", "cwd", "worker", "shard", "cpu_count"})
+
+
+class MergeError(Exception):
+    """Shards that are not one run; the message is one line naming the files and the difference."""
+
+
+def _stable(environment: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in environment.items() if k not in VOLATILE_ENVIRONMENT_KEYS}
+
+
+def _check_same_run(first: tuple[str, ResultsFile], other: tuple[str, ResultsFile]) -> None:
+    (first_name, first_results), (name, results) = first, other
+    a, b = _stable(first_results.environment), _stable(results.environment)
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) != b.get(key):
+            raise MergeError(
+                f"{name}: environment differs from {first_name} in {key} ({b.get(key)!r} vs {a.get(key)!r})"
+            )
+    if results.header.get("harness_version") != first_results.header.get("harness_version"):
+        raise MergeError(f"{name}: harness version differs from {first_name}")
+
+
+def merge_results(shards: Sequence[tuple[str, ResultsFile]]) -> ResultsFile:
+    """One results file; identical outcomes for a cell are kept once, differing ones are refused."""
+    if not shards:
+        raise MergeError("nothing to merge")
+    merged: dict[str, tuple[str, CellResult]] = {}
+    for name, results in shards:
+        _check_same_run(shards[0], (name, results))
+        for cell_id, cell in final_cells(results).items():
+            seen = merged.get(cell_id)
+            if seen is None:
+                merged[cell_id] = (name, cell)
+            elif seen[1].outcome != cell.outcome:
+                raise MergeError(
+                    f"{cell_id}: {seen[0]} says {seen[1].outcome}, {name} says {cell.outcome}"
+                )
+    first = shards[0][1].header
+    starts = [str(results.header["started"]) for _, results in shards if results.header.get("started")]
+    header = {
+        **first,
+        "started": min(starts) if starts else first.get("started"),
+        "merged_from": [
+            {"source": name, "started": results.header.get("started"), "command": results.header.get("command")}
+            for name, results in shards
+        ],
+    }
+    cells = sorted((cell for _, cell in merged.values()), key=cell_order)
+    return ResultsFile(header=header, cells=cells)
+
+
+def results_text(results: ResultsFile) -> str:
+    """The JSON Lines a ResultsWriter would have written for these records."""
+    records = [results.header] + [cell.to_record() for cell in results.cells]
+    return "".join(json.dumps(record, sort_keys=True) + "\n" for record in records)
+
+
+def merge_files(inputs: Sequence[str | Path], output: str | Path) -> Path:
+    """Read, merge and write atomically; the output may never be one of the inputs."""
+    output = Path(output)
+    for source in inputs:
+        if output.resolve() == Path(source).resolve():
+            raise MergeError(f"{output}: the output would overwrite an input shard")
+    shards = [(str(source), read_results(source)) for source in inputs]
+    return write_text_atomic(output, results_text(merge_results(shards)))

@@ -1,0 +1,50 @@
+"""Which cells a run asks: validated names, in a stable order with each control first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
+
+
+class SelectionError(ValueError):
+    """An unknown kernel, style or pipeline name; the message is one line listing the valid ones."""
+
+
+def validate(kind: str, asked: Iterable[str], known: Iterable[str]) -> list[str]:
+    known_list = list(known)
+    chosen: list[str] = []
+    for name in asked:
+        for part in name.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if part not in known_list:
+                raise SelectionError(f"unknown {kind} {part!r}; valid {kind}s: {', '.join(known_list)}")
+            if part not in chosen:
+                chosen.append(part)
+    return [name for name in known_list if name in chosen] or known_list
+
+
+@dataclass(frozen=True)
+class Cell:
+    kernel: str
+    style: str
+    pipeline: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.kernel}/{self.style}/{self.pipeline}"
+
+    @property
+    def group(self) -> str:
+        """Cells of one kernel and pipeline share a group, so the control runs before the styles it judges."""
+        return f"{self.kernel}/{self.pipeline}"
+
+
+def select_cells(kernels: list[str], styles: list[str], pipelines: list[str]) -> list[Cell]:
+    """Kernel, then pipeline, then style, with the native control first in each group."""
+    ordered_styles = sorted(styles, key=lambda s: (s != CONTROL_STYLE, STYLES.index(s)))
+    ordered_pipelines = sorted(pipelines, key=PIPELINES.index)
+    return [Cell(k, s, p) for k in kernels for p in ordered_pipelines for s in ordered_styles]

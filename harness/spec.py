@@ -1,0 +1,135 @@
+"""KernelSpec: a user kernel described as data, from which the harness derives every style.
+
+A spec never wraps itself: it says how to launch its Triton kernels through a
+`wrap` callable (identity for raw launches, `torch.library.wrap_triton` inside
+a `triton_op`), and the harness decides what to wrap the launch in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import torch
+
+Launch = Callable[..., Any]
+Wrap = Callable[[Any], Any]
+
+
+def identity_wrap(kernel: Any) -> Any:
+    """The `wrap` for raw launches: the kernel itself."""
+    return kernel
+
+
+class _SkippedLaunch:
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        return lambda *args, **kwargs: None
+
+
+def no_launch_wrap(kernel: Any) -> Any:
+    """The `wrap` that allocates outputs but launches nothing: a launch under it is a fake impl.
+
+    This mirrors what `triton_op` does under FakeTensorMode, so the harness derives
+    a custom_op's `register_fake` from the spec's own launch instead of a hand-written one.
+    """
+    return _SkippedLaunch()
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One Triton kernel (or a small family of them) and everything needed to ask the matrix of it.
+
+    name: identifier, used in cell ids and operator names (must be a valid Python identifier).
+    kernels: the forward `@triton.jit` kernels (their names are looked for in Inductor's output).
+    arguments: (name, type) of the op's arguments, in order: `torch.Tensor`, `float`, `int` or `bool`.
+    launch: `launch(wrap, *args)` allocates outputs, launches `wrap(kernel)[grid](...)`, returns them.
+    reference: the same computation in pure PyTorch (also the `native` control style).
+    make_inputs: `make_inputs(size, device, generator)` returns the op's arguments; `size` scales dim 0.
+    sizes: two sizes: the first for every pipeline, the second for the dynamic-shape pipelines.
+    num_outputs: 1 for a Tensor, N > 1 for a tuple of N Tensors.
+    backward: `backward(wrap, *saved, *grad_outputs)` returns one gradient per differentiable argument.
+    save_for_backward: `save_for_backward(args, output)` returns the tensors `backward` receives as `saved`.
+    backward_kernels: the `@triton.jit` kernels the backward launches.
+    differentiable: names of the arguments that get gradients (default: every Tensor argument).
+    flops: `flops(*argument_shapes)` returns the op's flop count (shapes for tensors, values for scalars).
+    mutates_args: names of the arguments the kernel writes in place.
+    dynamic_dims: for export_dynamic, argument name -> the dims that follow `size` (default: dim 0 of each tensor).
+    features: Triton features the kernel uses (tags for the report).
+    """
+
+    name: str
+    kernels: tuple[Any, ...]
+    arguments: tuple[tuple[str, type], ...]
+    launch: Launch
+    reference: Callable[..., Any]
+    make_inputs: Callable[[int, torch.device, torch.Generator], tuple[Any, ...]]
+    sizes: tuple[int, int] = (1000, 1537)
+    num_outputs: int = 1
+    backward: Callable[..., Sequence[torch.Tensor]] | None = None
+    save_for_backward: Callable[[tuple[Any, ...], Any], tuple[torch.Tensor, ...]] | None = None
+    backward_kernels: tuple[Any, ...] = ()
+    differentiable: tuple[str, ...] | None = None
+    flops: Callable[..., int] | None = None
+    mutates_args: tuple[str, ...] = ()
+    dynamic_dims: dict[str, tuple[int, ...]] | None = None
+    features: tuple[str, ...] = ()
+    description: str = ""
+    source: str = field(default="", compare=False)  # the module the spec came from, set by the registry
+
+    def __post_init__(self) -> None:
+        problems = spec_problems(self)
+        if problems:
+            raise ValueError(f"KernelSpec {self.name!r}: " + "; ".join(problems))
+
+    @property
+    def argument_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.arguments)
+
+    @property
+    def differentiable_names(self) -> tuple[str, ...]:
+        if self.differentiable is not None:
+            return self.differentiable
+        return tuple(name for name, kind in self.arguments if kind is torch.Tensor)
+
+    @property
+    def has_backward(self) -> bool:
+        return self.backward is not None
+
+
+def kernel_name(kernel: Any) -> str:
+    """The Python name of a `@triton.jit` kernel, through autotune/heuristics wrappers."""
+    seen = kernel
+    for _ in range(8):
+        if hasattr(seen, "fn"):
+            seen = seen.fn
+        else:
+            break
+    return getattr(seen, "__name__", repr(kernel))
+
+
+def spec_problems(spec: KernelSpec) -> list[str]:
+    """Everything wrong with a spec, so a broken user spec fails with every missing piece named."""
+    problems = []
+    if not isinstance(spec.name, str) or not spec.name.isidentifier():
+        problems.append("name must be a Python identifier")
+    if not spec.kernels:
+        problems.append("kernels is empty: name the @triton.jit kernels the launch uses")
+    for label in ("launch", "reference", "make_inputs"):
+        if not callable(getattr(spec, label)):
+            problems.append(f"{label} must be callable")
+    names = [name for name, _ in spec.arguments]
+    if not names:
+        problems.append("arguments is empty")
+    for name, kind in spec.arguments:
+        if kind not in (torch.Tensor, float, int, bool):
+            problems.append(f"argument {name!r} has type {kind!r}; use torch.Tensor, float, int or bool")
+    for name in spec.mutates_args:
+        if name not in names:
+            problems.append(f"mutates_args names {name!r}, which is not an argument")
+    if (spec.backward is None) != (spec.save_for_backward is None):
+        problems.append("backward and save_for_backward come together")
+    if len(spec.sizes) != 2 or spec.sizes[0] == spec.sizes[1]:
+        problems.append("sizes must be two different sizes")
+    if spec.num_outputs < 0:
+        problems.append("num_outputs must be >= 0")
+    return problems

@@ -1,0 +1,183 @@
+"""Derives one callable per wrapping style from a KernelSpec.
+
+A style never knows which pipeline will run it: it hands back a `BuiltOp` that
+says what it is made of (an operator overload, a way to register a CPU kernel
+or a flop formula) and pipelines ask those questions instead of the style's name.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from harness.spec import KernelSpec, identity_wrap, kernel_name, no_launch_wrap
+
+
+class SkipCell(Exception):
+    """The cell cannot be asked here (no GPU, API missing in this torch, nothing to ask); carries the reason."""
+
+
+@dataclass
+class BuiltOp:
+    call: Callable[..., Any]
+    kernel_names: tuple[str, ...]  # user kernels whose presence in Inductor's output means "traced into"
+    overload: Any = None  # torch._ops.OpOverload when the style makes a torch.library operator
+    custom_op_def: Any = None  # torch._library.custom_ops.CustomOpDef, for register_kernel
+    is_control: bool = False  # the pure-PyTorch control: FlopCounterMode's own count is its expectation
+    notes: list[str] = field(default_factory=list)
+
+
+def _annotation(kind: type) -> Any:
+    return kind
+
+
+def _output_annotation(count: int) -> Any:
+    if count == 0:
+        return None
+    if count == 1:
+        return torch.Tensor
+    return typing.Tuple[tuple([torch.Tensor] * count)]  # noqa: UP006 - built at run time
+
+
+def _typed(fn: Callable[..., Any], names: tuple[str, ...], kinds: tuple[type, ...], outputs: int) -> Callable[..., Any]:
+    """Give `fn(*args)` the annotated signature that torch.library infers an operator schema from."""
+
+    def typed(*args: Any) -> Any:
+        return fn(*args)
+
+    parameters = [
+        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=_annotation(kind))
+        for name, kind in zip(names, kinds)
+    ]
+    typed.__signature__ = inspect.Signature(parameters, return_annotation=_output_annotation(outputs))  # type: ignore[attr-defined]
+    typed.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": _output_annotation(outputs)}
+    return typed
+
+
+def _as_tuple(value: Any) -> tuple[Any, ...]:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _backward_signature(spec: KernelSpec, saved_count: int) -> tuple[tuple[str, ...], tuple[type, ...]]:
+    grad_count = max(spec.num_outputs, 1)
+    names = tuple(f"saved{i}" for i in range(saved_count)) + tuple(f"grad{i}" for i in range(grad_count))
+    return names, (torch.Tensor,) * len(names)
+
+
+def _grads_for_all_arguments(spec: KernelSpec, grads: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Autograd wants one gradient per argument; the spec's backward gives one per differentiable argument."""
+    by_name = dict(zip(spec.differentiable_names, grads))
+    return tuple(by_name.get(name) for name in spec.argument_names)
+
+
+def build_native(spec: KernelSpec, namespace: str) -> BuiltOp:
+    return BuiltOp(call=spec.reference, kernel_names=(), is_control=True)
+
+
+def build_raw(spec: KernelSpec, namespace: str) -> BuiltOp:
+    def raw(*args: Any) -> Any:
+        return spec.launch(identity_wrap, *args)
+
+    return BuiltOp(call=raw, kernel_names=tuple(kernel_name(k) for k in spec.kernels))
+
+
+def build_autograd_function(spec: KernelSpec, namespace: str) -> BuiltOp:
+    class KernelFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, *args: Any) -> Any:
+            output = spec.launch(identity_wrap, *args)
+            if spec.save_for_backward is not None:
+                ctx.save_for_backward(*spec.save_for_backward(args, output))
+            return output
+
+        @staticmethod
+        def backward(ctx: Any, *grad_outputs: Any) -> Any:
+            if spec.backward is None:
+                raise RuntimeError(f"kernel {spec.name} declares no backward")
+            grads = _as_tuple(spec.backward(identity_wrap, *ctx.saved_tensors, *grad_outputs))
+            return _grads_for_all_arguments(spec, grads)
+
+    KernelFunction.__name__ = f"{spec.name}_function"
+    return BuiltOp(call=KernelFunction.apply, kernel_names=tuple(kernel_name(k) for k in spec.kernels))
+
+
+def _library_op(spec: KernelSpec, namespace: str, use_triton_op: bool) -> BuiltOp:
+    """custom_op and triton_op differ only in the decorator and the `wrap`: one builder, two styles."""
+    library = torch.library
+    if use_triton_op and not (hasattr(library, "triton_op") and hasattr(library, "wrap_triton")):
+        raise SkipCell(f"torch {torch.__version__} has no torch.library.triton_op/wrap_triton")
+    if not hasattr(library, "custom_op"):
+        raise SkipCell(f"torch {torch.__version__} has no torch.library.custom_op")
+    wrap = library.wrap_triton if use_triton_op else identity_wrap
+    names, kinds = spec.argument_names, tuple(kind for _, kind in spec.arguments)
+    decorate = library.triton_op if use_triton_op else library.custom_op
+
+    forward_impl = _typed(lambda *args: spec.launch(wrap, *args), names, kinds, spec.num_outputs)
+    forward = decorate(f"{namespace}::{spec.name}", forward_impl, mutates_args=spec.mutates_args)
+    if not use_triton_op:
+        forward.register_fake(_typed(lambda *args: spec.launch(no_launch_wrap, *args), names, kinds, spec.num_outputs))
+
+    if spec.backward is not None and spec.save_for_backward is not None:
+        _register_backward(spec, namespace, forward, decorate, wrap, use_triton_op)
+
+    overload = getattr(getattr(torch.ops, namespace), spec.name).default
+    kernel_names = tuple(kernel_name(k) for k in spec.kernels)
+    return BuiltOp(call=forward, kernel_names=kernel_names, overload=overload, custom_op_def=forward)
+
+
+def _register_backward(spec: KernelSpec, namespace: str, forward: Any, decorate: Any, wrap: Any, use_triton_op: bool) -> None:
+    backward_spec = spec.backward
+    save = spec.save_for_backward
+    assert backward_spec is not None and save is not None
+    grad_count = len(spec.differentiable_names)
+
+    def make_backward_op(saved_count: int) -> Any:
+        names, kinds = _backward_signature(spec, saved_count)
+        impl = _typed(lambda *args: tuple(backward_spec(wrap, *args)) if grad_count > 1 else backward_spec(wrap, *args)[0],
+                      names, kinds, grad_count)
+        op = decorate(f"{namespace}::{spec.name}_backward", impl, mutates_args=())
+        if not use_triton_op:
+            op.register_fake(_typed(
+                lambda *args: tuple(backward_spec(no_launch_wrap, *args)) if grad_count > 1 else backward_spec(no_launch_wrap, *args)[0],
+                names, kinds, grad_count))
+        return op
+
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        ctx.save_for_backward(*save(inputs, output))
+
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        grads = _as_tuple(backward_op(*ctx.saved_tensors, *grad_outputs))
+        return _grads_for_all_arguments(spec, grads)
+
+    # The backward op's schema needs the number of saved tensors; the spec's save function tells it on a tiny probe.
+    probe = spec.make_inputs(spec.sizes[0], torch.device("meta"), torch.Generator())
+    with torch.device("meta"):
+        probe_output = spec.launch(no_launch_wrap, *probe)
+    backward_op = make_backward_op(len(save(probe, probe_output)))
+    forward.register_autograd(backward, setup_context=setup_context)
+
+
+def build_custom_op(spec: KernelSpec, namespace: str) -> BuiltOp:
+    return _library_op(spec, namespace, use_triton_op=False)
+
+
+def build_triton_op(spec: KernelSpec, namespace: str) -> BuiltOp:
+    return _library_op(spec, namespace, use_triton_op=True)
+
+
+BUILDERS: dict[str, Callable[[KernelSpec, str], BuiltOp]] = {
+    "native": build_native,
+    "raw": build_raw,
+    "autograd_function": build_autograd_function,
+    "custom_op": build_custom_op,
+    "triton_op": build_triton_op,
+}
+
+
+def build_style(spec: KernelSpec, style: str) -> BuiltOp:
+    """Make the op for one style; torch.library names live in a per-style namespace (tcm_custom_op, ...)."""
+    return BUILDERS[style](spec, f"tcm_{style}")

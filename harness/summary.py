@@ -1,0 +1,70 @@
+"""The one-screen summary printed after a run and written beside its results: counts, then a style x pipeline grid.
+
+Reads results only; no torch.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tabulate import tabulate
+
+from harness.results import ResultsFile
+from harness.vocab import OUTCOMES, PIPELINES, STYLES
+
+SYMBOLS = {"pass": "ok", "wrong": "WRONG", "fail": "FAIL", "crash": "CRASH", "timeout": "TIME", "skip": "-", "env": "env"}
+
+
+def tier_line(results: ResultsFile) -> str:
+    env = results.environment
+    if env.get("tier") == "cpu":
+        where = "CPU tier: Triton kernels run in the interpreter (TRITON_INTERPRET=1) on CPU tensors, not on a GPU"
+    else:
+        where = f"GPU tier: {env.get('gpu')} (driver {env.get('driver')}, CUDA {env.get('cuda')})"
+    preload = f", LD_PRELOAD={env['ld_preload']}" if env.get("ld_preload") else ""
+    return f"{where}; torch {env.get('torch')}, triton {env.get('triton')}, Python {env.get('python')}{preload}"
+
+
+def outcome_counts(results: ResultsFile) -> dict[str, int]:
+    counts = Counter(cell.outcome for cell in results.cells)
+    return {outcome: counts[outcome] for outcome in OUTCOMES if counts[outcome]}
+
+
+def _grid_cell(outcomes: list[str]) -> str:
+    if not outcomes:
+        return ""
+    counts = Counter(outcomes)
+    if len(counts) == 1:
+        outcome = outcomes[0]
+        return SYMBOLS[outcome] if len(outcomes) == 1 else f"{SYMBOLS[outcome]} x{len(outcomes)}"
+    return " ".join(f"{SYMBOLS[o]}:{counts[o]}" for o in OUTCOMES if counts[o])
+
+
+def render_summary(results: ResultsFile, tablefmt: str = "simple") -> str:
+    by_key: dict[tuple[str, str], list[str]] = {}
+    for cell in results.cells:
+        by_key.setdefault((cell.pipeline, cell.style), []).append(cell.outcome)
+    styles = [s for s in STYLES if any(k[1] == s for k in by_key)]
+    pipelines = [p for p in PIPELINES if any(k[0] == p for k in by_key)]
+    rows = [[p] + [_grid_cell(by_key.get((p, s), [])) for s in styles] for p in pipelines]
+    counts = outcome_counts(results)
+    lines = [
+        tier_line(results),
+        f"{len(results.cells)} cells: " + ", ".join(f"{n} {o}" for o, n in counts.items()),
+        "",
+        tabulate(rows, headers=["pipeline"] + styles, tablefmt=tablefmt),
+        "",
+        "legend: " + ", ".join(f"{v} = {k}" for k, v in SYMBOLS.items()) + " (xN: N kernels)",
+    ]
+    return "\n".join(lines)
+
+
+def render_summary_markdown(results: ResultsFile, title: str) -> str:
+    """The summary plus every non-pass cell with its evidence (escaped minimally: the full report is `report`)."""
+    evidence = [
+        [c.id, c.outcome, c.stage or "", c.error_type or "", (c.error or c.reason or "").replace("|", "\\|").replace("\n", " ")]
+        for c in results.cells
+        if c.outcome != "pass"
+    ]
+    table = tabulate(evidence, headers=["cell", "outcome", "stage", "error type", "first line / reason"], tablefmt="github")
+    return f"# {title}\n\n{render_summary(results, tablefmt='github')}\n\n## Cells that did not pass\n\n{table}\n"

@@ -1,0 +1,58 @@
+"""The shared vocabulary of DESIGN.md: every name a style, pipeline, outcome or stage may take."""
+
+from __future__ import annotations
+
+STYLES: tuple[str, ...] = ("native", "raw", "autograd_function", "custom_op", "triton_op")
+
+PIPELINES: tuple[str, ...] = (
+    "eager",
+    "eager_backward",
+    "compile",
+    "compile_fullgraph",
+    "compile_fullgraph_backward",
+    "compile_dynamic",
+    "cudagraphs",
+    "compile_visible",
+    "export_strict",
+    "export_nonstrict",
+    "export_dynamic",
+    "aoti",
+    "aoti_strict",
+    "aoti_fresh_process",
+    "flop_counter",
+    "cpu_fallback",
+    "tensor_subclass",
+    "vmap",
+    "opcheck",
+)
+
+# pytest suites in matrix/ mirror these families, one module each.
+PIPELINE_FAMILIES: dict[str, tuple[str, ...]] = {
+    "eager": ("eager", "eager_backward"),
+    "compile": (
+        "compile",
+        "compile_fullgraph",
+        "compile_fullgraph_backward",
+        "compile_dynamic",
+        "cudagraphs",
+        "compile_visible",
+    ),
+    "export": ("export_strict", "export_nonstrict", "export_dynamic"),
+    "aoti": ("aoti", "aoti_strict", "aoti_fresh_process"),
+    "subsystems": ("flop_counter", "cpu_fallback", "tensor_subclass", "vmap", "opcheck"),
+}
+
+OUTCOMES: tuple[str, ...] = ("pass", "wrong", "fail", "crash", "timeout", "skip", "env")
+STAGES: tuple[str, ...] = ("build", "trace", "compile", "load", "run", "check")
+CONTROL_STYLE = "native"
+TIERS: tuple[str, ...] = ("gpu", "cpu")
+
+
+def cell_id(kernel: str, style: str, pipeline: str) -> str:
+    """The id every file, report and pytest node uses for one cell."""
+    return f"{kernel}/{style}/{pipeline}"
+
+
+def split_cell_id(text: str) -> tuple[str, str, str]:
+    kernel, style, pipeline = text.split("/")
+    return kernel, style, pipeline

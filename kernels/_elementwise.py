@@ -1,0 +1,17 @@
+"""Shared pieces of the elementwise kernels: the tutorial's 1-D grid and random inputs."""
+
+from __future__ import annotations
+
+import torch
+import triton
+
+BLOCK_SIZE = 256
+
+
+def grid_1d(n_elements: int):
+    """The tutorial's grid: one program per BLOCK_SIZE elements, as a lambda over `meta`."""
+    return lambda meta: (triton.cdiv(n_elements, meta["BLOCK_SIZE"]),)
+
+
+def random_vector(size: int, device: torch.device, generator: torch.Generator, dtype=torch.float32) -> torch.Tensor:
+    return torch.randn(size, generator=generator, dtype=torch.float32).to(device=device, dtype=dtype)

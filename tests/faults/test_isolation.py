@@ -1,0 +1,84 @@
+"""Fault injection: a faulty cell gets the right outcome and stage, and no other cell's outcome changes.
+
+The faults run through the real engine (CLI -> pytest -> isolation -> cell) on the CPU tier,
+in one worker, before the witnesses, for each isolation mechanism.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.results import read_results
+
+FAULTS = Path(__file__).with_name("fault_kernels.py")
+REPO = Path(__file__).resolve().parents[2]
+WITNESSES = ["add", "after_add", "after_sin"]
+FAULT_KERNELS = ["fault_segfault", "fault_abort", "fault_hang", "fault_exit", "fault_dirty"]
+
+
+def run_matrix(tmp_path: Path, name: str, kernels: list[str], isolation: str, timeout: float = 60) -> dict[str, object]:
+    output = tmp_path / f"{name}.jsonl"
+    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from", str(FAULTS),
+               "-s", "native,raw,custom_op", "-p", "eager", "-n", "1", "--isolation", isolation,
+               "--timeout", str(timeout), "-o", str(output)]
+    for kernel in kernels:
+        command += ["-k", kernel]
+    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    return {cell.id: cell for cell in read_results(output).cells}
+
+
+@pytest.fixture(scope="module", params=["fork", "process"])
+def runs(request, tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp(request.param)
+    clean = run_matrix(tmp_path, "clean", WITNESSES, request.param)
+    faulty = run_matrix(tmp_path, "faulty", WITNESSES + FAULT_KERNELS, request.param, timeout=15)
+    return clean, faulty
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "kernel, outcome, stage, error_type, message_part",
+    [
+        ("fault_segfault", "crash", "run", "SIGSEGV", "died of SIGSEGV in stage run"),
+        ("fault_abort", "crash", "run", "SIGABRT", "died of SIGABRT in stage run"),
+        ("fault_hang", "timeout", "run", "Timeout", "no result after 15 s in stage run"),
+        ("fault_exit", "crash", "run", "ProcessExited", "exited with code 3 in stage run"),
+        ("fault_dirty", "fail", "run", "RuntimeError", "raised after corrupting torch.add"),
+    ],
+)
+def test_faulty_cell_gets_its_outcome_and_stage(runs, kernel, outcome, stage, error_type, message_part):
+    _, faulty = runs
+    for style in ("raw", "custom_op"):
+        cell = faulty[f"{kernel}/{style}/eager"]
+        assert (cell.outcome, cell.stage, cell.error_type) == (outcome, stage, error_type), cell
+        assert message_part in cell.error
+    assert faulty[f"{kernel}/native/eager"].outcome == "pass"  # the control does not launch the fault
+
+
+@pytest.mark.slow
+def test_every_other_cell_is_as_in_a_clean_run(runs):
+    clean, faulty = runs
+    assert set(clean) < set(faulty)
+    changed = {cell_id: (clean[cell_id].outcome, faulty[cell_id].outcome)
+               for cell_id in clean if clean[cell_id].outcome != faulty[cell_id].outcome}
+    assert changed == {}
+    assert all(cell.outcome == "pass" for cell in clean.values())
+
+
+@pytest.mark.slow
+def test_the_dirty_fault_would_poison_a_shared_process():
+    """Without isolation the corruption reaches the next cell: proof that the witnesses test something."""
+    script = (
+        "from harness.cell import CellRequest, run_inline\n"
+        f"spec = dict(tier='cpu', kernels_from=[{str(FAULTS)!r}])\n"
+        "print(run_inline(CellRequest('fault_dirty', 'raw', 'eager', **spec)).outcome)\n"
+        "print(run_inline(CellRequest('after_add', 'native', 'eager', **spec)).outcome)\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300,
+                               env={**__import__("os").environ, "TRITON_INTERPRET": "1"})
+    assert completed.stdout.split() == ["fail", "wrong"], completed.stderr[-2000:]

@@ -1,0 +1,49 @@
+"""`merge`: shards of one run become one file; anything that is not one run is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from report_helpers import cell, environment
+
+from harness.report.__main__ import main
+from harness.report.render import render_report
+from harness.results import read_results
+
+
+def test_shards_join_and_identical_duplicates_collapse(make_results, tmp_path: Path) -> None:
+    a = make_results("a.jsonl", [cell("k", "raw", "eager"), cell("k", "raw", "compile", "fail")])
+    b = make_results("b.jsonl", [cell("k", "raw", "compile", "fail"), cell("k", "native", "eager")],
+                     environment(hostname="node-2"), started="2025-01-01T00:00:00+00:00")
+    out = tmp_path / "all.jsonl"
+    assert main(["merge", str(a), str(b), "-o", str(out)]) == 0
+    merged = read_results(out)
+    assert [c.id for c in merged.cells] == ["k/native/eager", "k/raw/eager", "k/raw/compile"]
+    assert merged.header["started"] == "2025-01-01T00:00:00+00:00"
+    assert [s["source"] for s in merged.header["merged_from"]] == [str(a), str(b)]
+    assert "Yes (1/1)" in render_report(merged)
+
+
+def test_differing_environments_are_refused(make_results, tmp_path: Path, capsys) -> None:
+    a = make_results("a.jsonl", [cell("k", "raw", "eager")])
+    b = make_results("b.jsonl", [cell("k", "raw", "compile")], environment(triton="3.4.0"))
+    assert main(["merge", str(a), str(b), "-o", str(tmp_path / "all.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {b}: environment differs from {a} in triton ('3.4.0' vs '3.5.0')\n"
+    assert not (tmp_path / "all.jsonl").exists()
+
+
+def test_the_same_cell_with_two_outcomes_is_refused(make_results, tmp_path: Path, capsys) -> None:
+    a = make_results("a.jsonl", [cell("k", "raw", "eager")])
+    b = make_results("b.jsonl", [cell("k", "raw", "eager", "crash")])
+    assert main(["merge", str(a), str(b), "-o", str(tmp_path / "all.jsonl")]) == 2
+    assert capsys.readouterr().err == f"error: k/raw/eager: {a} says pass, {b} says crash\n"
+
+
+def test_an_input_is_never_overwritten(make_results, capsys) -> None:
+    a = make_results("a.jsonl", [cell("k", "raw", "eager")])
+    b = make_results("b.jsonl", [cell("k", "raw", "compile")])
+    before = a.read_bytes()
+    assert main(["merge", str(a), str(b), "-o", str(a)]) == 2
+    assert "would overwrite an input" in capsys.readouterr().err
+    assert a.read_bytes() == before

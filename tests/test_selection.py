@@ -1,0 +1,25 @@
+"""Selecting cells: names are validated, and each control runs first in its group."""
+
+import pytest
+
+from harness.selection import SelectionError, select_cells, validate
+from harness.vocab import PIPELINES, STYLES
+
+
+def test_no_names_means_all_in_vocabulary_order():
+    assert validate("style", [], STYLES) == list(STYLES)
+
+
+def test_comma_separated_and_repeated_names_are_deduplicated_in_vocabulary_order():
+    assert validate("pipeline", ["vmap,eager", "eager"], PIPELINES) == ["eager", "vmap"]
+
+
+def test_unknown_name_lists_the_valid_ones():
+    with pytest.raises(SelectionError, match="unknown style 'rwa'; valid styles: native, raw"):
+        validate("style", ["rwa"], STYLES)
+
+
+def test_native_control_first_in_each_kernel_pipeline_group():
+    cells = select_cells(["add"], ["raw", "native"], ["vmap", "eager"])
+    assert [c.id for c in cells] == ["add/native/eager", "add/raw/eager", "add/native/vmap", "add/raw/vmap"]
+    assert cells[0].group == "add/eager"

@@ -1,0 +1,36 @@
+"""Every style is derived from a spec by the harness, and computes the reference in eager mode."""
+
+import pytest
+import torch
+
+from harness.spec import no_launch_wrap
+from harness.styles import build_style
+from harness.vocab import STYLES
+from kernels import add, silu, sin
+from tests.conftest import TIER
+
+DEVICE = torch.device("cuda" if TIER == "gpu" else "cpu")
+
+
+@pytest.mark.parametrize("spec", [add.SPEC, sin.SPEC, silu.SPEC], ids=lambda s: s.name)
+@pytest.mark.parametrize("style", STYLES)
+def test_each_style_matches_the_reference(spec, style):
+    built = build_style(spec, style)
+    args = spec.make_inputs(spec.sizes[0], DEVICE, torch.Generator().manual_seed(0))
+    torch.testing.assert_close(built.call(*args), spec.reference(*args))
+
+
+@pytest.mark.parametrize("style, has_operator", [("native", False), ("raw", False), ("autograd_function", False),
+                                                  ("custom_op", True), ("triton_op", True)])
+def test_what_each_style_is_made_of(style, has_operator):
+    built = build_style(sin.SPEC, style)
+    assert (built.overload is not None) == has_operator
+    assert built.kernel_names == (() if style == "native" else ("sin_kernel",))
+    if has_operator:
+        assert built.overload.name() == f"tcm_{style}::sin"
+
+
+def test_the_fake_impl_comes_from_the_launch_without_launching():
+    x = torch.empty(7, dtype=torch.bfloat16, device="meta")
+    out = silu.launch(no_launch_wrap, x)
+    assert out.shape == (7,) and out.dtype == torch.bfloat16 and out.device.type == "meta"
