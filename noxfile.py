@@ -36,3 +36,14 @@ def tests(session: nox.Session) -> None:
     session.install("ruff")
     session.run("ruff", "check", "harness", "kernels", "matrix", "tests", "noxfile.py", "conftest.py")
     session.run("python", "-m", "pytest", "tests", "-n", "2", *session.posargs)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Regenerate the measured API-choice chart in reports/api-choice.md from the committed GPU results.
+
+    Pass `-- --results OTHER.jsonl` to render another run; `-- --check` to only check freshness.
+    """
+    session.install("tabulate")
+    session.install("--no-deps", "-e", ".")
+    session.run("python", "-m", "harness", "docs", "reports/api-choice.md", *session.posargs)

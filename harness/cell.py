@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from harness.evidence import error_type, first_line
 from harness.results import CellResult

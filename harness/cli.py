@@ -98,7 +98,20 @@ def command_run(args: argparse.Namespace) -> int:
     if missing:
         print(f"error: {len(missing)} cell(s) have no result, first {missing[0]}", file=sys.stderr)
         return 1
-    return 0
+    differing = _differences_from_baseline(results)
+    for line in differing:
+        print(f"baseline: {line}", file=sys.stderr)
+    return 1 if differing else 0
+
+
+def _differences_from_baseline(results: Any) -> list[str]:
+    """With a reviewed baseline for this environment, every cell it names must keep its outcome."""
+    from harness.pytest_plugin import EXPECTED_DIR
+    from harness.report.baseline import load_baseline
+
+    expected = load_baseline(EXPECTED_DIR, results.environment) or {}
+    return [f"{cell.id}: expected {expected[cell.id]}, measured {cell.outcome}"
+            for cell in results.cells if cell.id in expected and expected[cell.id] != cell.outcome]
 
 
 def _check_writable(path: Path) -> None:

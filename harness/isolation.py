@@ -19,14 +19,14 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from harness.cell import CellRequest, execute_cell, result_for
 from harness.results import CellResult
 
 ISOLATION_MODES = ("fork", "process")
-LOG_TAIL_CHARS = 2000
+LOG_TAIL_CHARS = 1000
 
 
 def stage_writer(path: Path) -> Callable[[str], None]:
@@ -111,20 +111,20 @@ def _kill_group(pid: int) -> None:
             continue
 
 
-def _log_tail(workdir: Path) -> str:
+def _child_log(workdir: Path) -> str:
     try:
-        text = (workdir / "child.log").read_text(errors="replace")
+        return (workdir / "child.log").read_text(errors="replace")
     except OSError:
         return ""
-    return text[-LOG_TAIL_CHARS:]
 
 
-def _death_line(log_tail: str) -> str:
-    """The most telling line a dying child printed: faulthandler's 'Fatal Python error', else the last line."""
-    lines = [line.strip() for line in log_tail.splitlines() if line.strip()]
-    for line in lines:
+def _death_line(log: str) -> str:
+    """What a dying child said: faulthandler's 'Fatal Python error' and the innermost Python frame, else its last line."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for index, line in enumerate(lines):
         if line.startswith("Fatal Python error"):
-            return line
+            frames = [f for f in lines[index + 1:] if f.startswith("File ")]
+            return f"{line} ({frames[0]})" if frames else line
     return lines[-1] if lines else ""
 
 
@@ -148,17 +148,17 @@ def run_isolated(request: CellRequest, timeout_s: float, mode: str = "fork", kee
             result = CellResult.from_record(json.loads(result_file.read_text()))
             result.detail["isolation"] = mode
             return result
-        tail = _log_tail(workdir)
+        log = _child_log(workdir)
         if exit_code is not None and exit_code < 0:
             name = signal.Signals(-exit_code).name
             kind, message = name, f"the cell's process died of {name} in stage {stage}"
         else:
             kind, message = "ProcessExited", f"the cell's process exited with code {exit_code} in stage {stage} without a result"
-        death = _death_line(tail)
+        death = _death_line(log)
         if death:
             message += f": {death}"
         return result_for(request, "crash", stage=stage, error_type=kind, error=message,
-                          duration_s=elapsed, detail={"log_tail": tail[-500:], "isolation": mode})
+                          duration_s=elapsed, detail={"log_tail": log[-LOG_TAIL_CHARS:], "isolation": mode})
     finally:
         if not keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -39,7 +39,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--matrix-tier", choices=("auto", "gpu", "cpu"), default="auto",
                     help="gpu, or cpu = Triton interpreter on CPU tensors (auto: gpu when one is visible)")
     group.addoption("--matrix-isolation", choices=ISOLATION_MODES, default="fork",
-                    help="fork: a child forked per cell from a worker that never touched CUDA; process: a new interpreter per cell")
+                    help="fork: a child per cell, forked from a worker that never touched CUDA; "
+                         "process: a new interpreter per cell")
     group.addoption("--matrix-timeout", type=float, default=None, metavar="SECONDS",
                     help="per-cell time limit (default 300 on GPU, 600 on CPU)")
     group.addoption("--matrix-baseline-dir", default=str(EXPECTED_DIR), metavar="DIR",
@@ -109,6 +110,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         "matrix_cell",
         [pytest.param(cell, id=cell.id, marks=pytest.mark.xdist_group(cell.group)) for cell in cells],
     )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Drop the placeholder items of suites whose pipelines were all filtered out (pytest's empty parameter set)."""
+    empty = [item for item in items if "matrix_cell" in getattr(item, "fixturenames", ())
+             and not isinstance(getattr(item, "callspec", None) and item.callspec.params.get("matrix_cell"), Cell)]
+    if empty:
+        config.hook.pytest_deselected(items=empty)
+        items[:] = [item for item in items if item not in empty]
 
 
 @pytest.fixture
@@ -201,6 +211,14 @@ def _is_controller(config: pytest.Config) -> bool:
     return not hasattr(config, "workerinput")
 
 
+def command_line() -> list[str]:
+    """How this run was started, as a person would type it."""
+    program = Path(sys.argv[0])
+    if program.name == "__main__.py":
+        return ["python", "-m", program.parent.name] + sys.argv[1:]
+    return [program.name] + sys.argv[1:]
+
+
 def default_results_path(environment: dict[str, Any]) -> Path:
     from harness.environment import environment_tag
 
@@ -238,7 +256,7 @@ class ResultsRecorder:
         started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         option = self.config.option
         path = Path(option.matrix_results) if option.matrix_results else default_results_path(environment)
-        header = header_record(environment, started, [Path(sys.argv[0]).name] + sys.argv[1:],
+        header = header_record(environment, started, command_line(),
                                isolation=state.isolation, cell_timeout_s=state.timeout_s)
         self.results_path = path
         return ResultsWriter(path, header)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 SCHEMA_VERSION = 1
 
@@ -41,7 +42,7 @@ class CellResult:
         return {"record": "cell", **dataclasses.asdict(self)}
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> "CellResult":
+    def from_record(cls, record: dict[str, Any]) -> CellResult:
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in record.items() if k in names})
 

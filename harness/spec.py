@@ -7,8 +7,9 @@ a `triton_op`), and the harness decides what to wrap the launch in.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 

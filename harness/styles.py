@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import inspect
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -137,13 +138,19 @@ def _register_backward(spec: KernelSpec, namespace: str, forward: Any, decorate:
 
     def make_backward_op(saved_count: int) -> Any:
         names, kinds = _backward_signature(spec, saved_count)
-        impl = _typed(lambda *args: tuple(backward_spec(wrap, *args)) if grad_count > 1 else backward_spec(wrap, *args)[0],
-                      names, kinds, grad_count)
-        op = decorate(f"{namespace}::{spec.name}_backward", impl, mutates_args=())
+
+        def launcher(launch_wrap: Any) -> Callable[..., Any]:
+            """The op returns a Tensor for one gradient and a tuple for several, as its schema says."""
+
+            def run(*args: Any) -> Any:
+                grads = tuple(backward_spec(launch_wrap, *args))
+                return grads if grad_count > 1 else grads[0]
+
+            return _typed(run, names, kinds, grad_count)
+
+        op = decorate(f"{namespace}::{spec.name}_backward", launcher(wrap), mutates_args=())
         if not use_triton_op:
-            op.register_fake(_typed(
-                lambda *args: tuple(backward_spec(no_launch_wrap, *args)) if grad_count > 1 else backward_spec(no_launch_wrap, *args)[0],
-                names, kinds, grad_count))
+            op.register_fake(launcher(no_launch_wrap))
         return op
 
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:

@@ -3,13 +3,13 @@
 import pytest
 import torch
 
+from harness.environment import resolve_tier
 from harness.spec import no_launch_wrap
 from harness.styles import build_style
 from harness.vocab import STYLES
 from kernels import add, silu, sin
-from tests.conftest import TIER
 
-DEVICE = torch.device("cuda" if TIER == "gpu" else "cpu")
+DEVICE = torch.device("cuda" if resolve_tier("auto") == "gpu" else "cpu")
 
 
 @pytest.mark.parametrize("spec", [add.SPEC, sin.SPEC, silu.SPEC], ids=lambda s: s.name)

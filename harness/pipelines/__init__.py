@@ -5,7 +5,8 @@ A pipeline never knows which style it runs: it sees a `BuiltOp` and a `KernelSpe
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from harness.pipelines import aoti, compile, eager, export, subsystems
 from harness.pipelines.common import CellContext

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import torch
 
@@ -89,7 +90,9 @@ def check_call(context: CellContext, call: Callable[..., Any], args: tuple[Any, 
     return output
 
 
-def check_result(context: CellContext, output: Any, args: tuple[Any, ...], expected_output: Any, expected_mutations: tuple[Any, ...]) -> None:
+def check_result(
+    context: CellContext, output: Any, args: tuple[Any, ...], expected_output: Any, expected_mutations: tuple[Any, ...]
+) -> None:
     with staged("check", context):
         if context.spec.num_outputs > 0:
             assert_matches(output, expected_output)

@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from harness.pipelines.common import CellContext, StageFailure, check_call, check_result, expected_result, staged
+from harness.pipelines.common import CellContext, StageFailure, check_result, expected_result, staged
 from harness.pipelines.eager import check_backward
 
 

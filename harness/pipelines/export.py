@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -20,8 +21,11 @@ class CallModule(torch.nn.Module):
         return self.call(*args)
 
 
-def dynamic_shapes(context: CellContext, args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """One shared Dim for the dims the spec says follow `size` (default: dim 0 of every tensor)."""
+def dynamic_shapes(context: CellContext, args: tuple[Any, ...]) -> dict[str, tuple[Any, ...]]:
+    """One shared Dim for the dims the spec says follow `size` (default: dim 0 of every tensor).
+
+    Keyed by CallModule.forward's varargs name, the form every torch.export version reads the same way.
+    """
     size = torch.export.Dim("size", min=2, max=1 << 20)
     dims = context.spec.dynamic_dims
     shapes: list[Any] = []
@@ -31,7 +35,7 @@ def dynamic_shapes(context: CellContext, args: tuple[Any, ...]) -> tuple[Any, ..
             continue
         chosen = dims.get(name, ()) if dims is not None else (0,)
         shapes.append({dim: size for dim in chosen} or None)
-    return tuple(shapes)
+    return {"args": tuple(shapes)}
 
 
 def export_program(context: CellContext, args: tuple[Any, ...], strict: bool, dynamic: bool = False) -> Any:

@@ -15,7 +15,7 @@ from pathlib import Path
 from harness.report.atomic import write_text_atomic
 from harness.report.baseline import DEFAULT_DIRECTORY, BaselineError, write_baseline
 from harness.report.diff import diff_results, render_diff
-from harness.report.docs import DocsMarkerError, update_docs
+from harness.report.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, update_docs
 from harness.report.history import HistoryError, render_history
 from harness.report.merge import MergeError, merge_files
 from harness.report.render import render_report
@@ -93,7 +93,8 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
 
     parser = add("docs", docs, "Rewrite the api-choice region of a document from a results file.")
     parser.add_argument("file")
-    parser.add_argument("--results", required=True)
+    parser.add_argument("--results", default=str(COMMITTED_GPU_RESULTS),
+                        help="results file to render (default: the committed GPU results)")
     parser.add_argument("--check", action="store_true", help="change nothing; print a diff and exit 1 when stale")
 
     parser = add("diff", diff, "Compare two results files; exit 1 on any regression.")

@@ -11,6 +11,11 @@ from harness.report.environment import environment_line
 from harness.report.footnotes import Footnotes
 from harness.results import ResultsFile
 
+# The results the shipped docs (reports/api-choice.md) are generated from: the committed GPU run.
+COMMITTED_GPU_RESULTS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / (
+    "gpu-h100-torch2.11.0+cu130-triton3.6.0-libstdcxx-preload.jsonl"
+)
+
 BEGIN = "<!-- api-choice:begin -->"
 END = "<!-- api-choice:end -->"
 

@@ -83,5 +83,8 @@ def environment_line(header: dict[str, Any]) -> str:
         gpu = _value(environment, "gpu")
         where = f"the {tier} tier on {gpu} (driver {_value(environment, 'driver')})"
     started, version = _value(header, "started"), _value(header, "harness_version")
+    preload = environment.get("ld_preload")
+    if preload:
+        where += f" with LD_PRELOAD={preload}"
     text = f"Measured with {', '.join(parts)} in {where}; run started {started}, harness {version}."
     return escape_cell(text, limit=400)

@@ -40,12 +40,14 @@ def _exit_silently() -> None:
 
 
 def _corrupt_then_raise() -> None:
-    """Leave the process poisoned three ways, then fail: a later cell in this process would see all of it."""
-    torch.add = lambda *args, **kwargs: torch.zeros_like(args[0])  # a monkey-patched torch
-    torch.sin = lambda x: torch.zeros_like(x)
+    """Leave the process poisoned four ways, then fail: a later cell in this process would see all of it."""
+    import harness.checking
+
+    harness.checking.TOLERANCES[torch.float32] = (-1.0, -1.0)  # a monkey-patched module: every fp32 check fails
+    torch.empty_like = lambda x, **kwargs: torch.zeros(1, dtype=x.dtype)  # a monkey-patched torch
     torch._dynamo.config.suppress_errors = True  # a changed torch config
     torch.library.define("tcm_fault::leftover", "(Tensor x) -> Tensor")  # an extra registered op
-    raise RuntimeError("raised after corrupting torch.add, torch.sin, a dynamo config and the op registry")
+    raise RuntimeError("raised after corrupting the checker, torch.empty_like, a dynamo config and the op registry")
 
 
 SPECS = [
