@@ -7,7 +7,6 @@ or a flop formula) and pipelines ask those questions instead of the style's name
 
 from __future__ import annotations
 
-import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from typing import Any
 
 import torch
 
+from harness.signature import named_function
 from harness.spec import KernelSpec, identity_wrap, kernel_name, no_launch_wrap
 
 
@@ -32,10 +32,6 @@ class BuiltOp:
     notes: list[str] = field(default_factory=list)
 
 
-def _annotation(kind: type) -> Any:
-    return kind
-
-
 def _output_annotation(count: int) -> Any:
     if count == 0:
         return None
@@ -45,18 +41,9 @@ def _output_annotation(count: int) -> Any:
 
 
 def _typed(fn: Callable[..., Any], names: tuple[str, ...], kinds: tuple[type, ...], outputs: int) -> Callable[..., Any]:
-    """Give `fn(*args)` the annotated signature that torch.library infers an operator schema from."""
-
-    def typed(*args: Any) -> Any:
-        return fn(*args)
-
-    parameters = [
-        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=_annotation(kind))
-        for name, kind in zip(names, kinds)
-    ]
-    typed.__signature__ = inspect.Signature(parameters, return_annotation=_output_annotation(outputs))  # type: ignore[attr-defined]
-    typed.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": _output_annotation(outputs)}
-    return typed
+    """`fn` behind the named, annotated signature that torch.library infers an operator schema from."""
+    annotations = dict(zip(names, kinds)) | {"return": _output_annotation(outputs)}
+    return named_function("impl", list(names), fn, annotations)
 
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:
@@ -80,30 +67,32 @@ def build_native(spec: KernelSpec, namespace: str) -> BuiltOp:
 
 
 def build_raw(spec: KernelSpec, namespace: str) -> BuiltOp:
-    def raw(*args: Any) -> Any:
-        return spec.launch(identity_wrap, *args)
-
+    """A plain Python function launching the kernel, as the tutorial's `add(x, y)`."""
+    raw = named_function(spec.name, list(spec.argument_names), lambda *args: spec.launch(identity_wrap, *args))
     return BuiltOp(call=raw, kernel_names=tuple(kernel_name(k) for k in spec.kernels))
 
 
 def build_autograd_function(spec: KernelSpec, namespace: str) -> BuiltOp:
-    class KernelFunction(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, *args: Any) -> Any:
-            output = spec.launch(identity_wrap, *args)
-            if spec.save_for_backward is not None:
-                ctx.save_for_backward(*spec.save_for_backward(args, output))
-            return output
+    """`forward(ctx, x, ...)` launches the kernel, `backward` the spec's backward kernels, both raw."""
 
-        @staticmethod
-        def backward(ctx: Any, *grad_outputs: Any) -> Any:
-            if spec.backward is None:
-                raise RuntimeError(f"kernel {spec.name} declares no backward")
-            grads = _as_tuple(spec.backward(identity_wrap, *ctx.saved_tensors, *grad_outputs))
-            return _grads_for_all_arguments(spec, grads)
+    def forward(ctx: Any, *args: Any) -> Any:
+        output = spec.launch(identity_wrap, *args)
+        if spec.save_for_backward is not None:
+            ctx.save_for_backward(*spec.save_for_backward(args, output))
+        return output
 
-    KernelFunction.__name__ = f"{spec.name}_function"
-    return BuiltOp(call=KernelFunction.apply, kernel_names=tuple(kernel_name(k) for k in spec.kernels))
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        if spec.backward is None:
+            raise RuntimeError(f"kernel {spec.name} declares no backward")
+        grads = _as_tuple(spec.backward(identity_wrap, *ctx.saved_tensors, *grad_outputs))
+        return _grads_for_all_arguments(spec, grads)
+
+    grad_names = [f"grad{i}" for i in range(max(spec.num_outputs, 1))]
+    function_class = type(f"{spec.name}_function", (torch.autograd.Function,), {
+        "forward": staticmethod(named_function("forward", ["ctx", *spec.argument_names], forward)),
+        "backward": staticmethod(named_function("backward", ["ctx", *grad_names], backward)),
+    })
+    return BuiltOp(call=function_class.apply, kernel_names=tuple(kernel_name(k) for k in spec.kernels))
 
 
 def _library_op(spec: KernelSpec, namespace: str, use_triton_op: bool) -> BuiltOp:

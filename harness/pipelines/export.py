@@ -8,38 +8,30 @@ from typing import Any
 import torch
 
 from harness.pipelines.common import CellContext, check_call, staged
+from harness.signature import named_function
 
 
-class CallModule(torch.nn.Module):
-    """export takes modules; this one only calls the op, so the module adds nothing to the question."""
-
-    def __init__(self, call: Callable[..., Any]) -> None:
-        super().__init__()
-        self.call = call
-
-    def forward(self, *args: Any) -> Any:
-        return self.call(*args)
+def call_module(context: CellContext) -> torch.nn.Module:
+    """export takes modules: one whose `forward(self, x, ...)` only calls the op, adding nothing to the question."""
+    call: Callable[..., Any] = context.built.call
+    forward = named_function("forward", ["self", *context.spec.argument_names], lambda self, *args: call(*args))
+    module_class = type(f"{context.spec.name}_module", (torch.nn.Module,), {"forward": forward})
+    return module_class()
 
 
-def dynamic_shapes(context: CellContext, args: tuple[Any, ...]) -> dict[str, tuple[Any, ...]]:
-    """One shared Dim for the dims the spec says follow `size` (default: dim 0 of every tensor).
-
-    Keyed by CallModule.forward's varargs name, the form every torch.export version reads the same way.
-    """
+def dynamic_shapes(context: CellContext, args: tuple[Any, ...]) -> dict[str, Any]:
+    """One shared Dim for the dims the spec says follow `size` (default: dim 0 of every tensor), by argument name."""
     size = torch.export.Dim("size", min=2, max=1 << 20)
     dims = context.spec.dynamic_dims
-    shapes: list[Any] = []
+    shapes: dict[str, Any] = {}
     for name, arg in zip(context.spec.argument_names, args):
-        if not isinstance(arg, torch.Tensor):
-            shapes.append(None)
-            continue
-        chosen = dims.get(name, ()) if dims is not None else (0,)
-        shapes.append({dim: size for dim in chosen} or None)
-    return {"args": tuple(shapes)}
+        chosen = (dims.get(name, ()) if dims is not None else (0,)) if isinstance(arg, torch.Tensor) else ()
+        shapes[name] = {dim: size for dim in chosen} or None
+    return shapes
 
 
 def export_program(context: CellContext, args: tuple[Any, ...], strict: bool, dynamic: bool = False) -> Any:
-    module = CallModule(context.built.call)
+    module = call_module(context)
     with staged("trace", context):
         return torch.export.export(
             module, args, strict=strict, dynamic_shapes=dynamic_shapes(context, args) if dynamic else None
