@@ -123,7 +123,9 @@ def _death_line(log: str) -> str:
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     for index, line in enumerate(lines):
         if line.startswith("Fatal Python error"):
-            frames = [f for f in lines[index + 1:] if f.startswith("File ")]
+            after = lines[index + 1:]
+            current = [i for i, text in enumerate(after) if text.startswith("Current thread")]
+            frames = [f for f in after[current[0] if current else 0:] if f.startswith("File ")]
             return f"{line} ({frames[0]})" if frames else line
     return lines[-1] if lines else ""
 
