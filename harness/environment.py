@@ -12,6 +12,8 @@ import shutil
 import subprocess
 from typing import Any
 
+from harness.interpreter import INTERPRETER_AUTOTUNE
+
 
 def query_gpus() -> list[dict[str, str]]:
     """Name and driver of each GPU nvidia-smi sees; empty without a GPU or nvidia-smi."""
@@ -46,6 +48,9 @@ def enter_tier(tier: str) -> None:
     """The CPU tier runs Triton kernels in its interpreter; this must happen before any kernel is decorated."""
     if tier == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
+        from harness.interpreter import enable_autotune_on_interpreter
+
+        enable_autotune_on_interpreter()
 
 
 def describe(tier: str) -> dict[str, Any]:
@@ -66,6 +71,7 @@ def describe(tier: str) -> dict[str, Any]:
         "os": platform.platform(),
         "cpu_count": os.cpu_count(),
         "ld_preload": os.environ.get("LD_PRELOAD") or None,
+        "interpreter_autotune": INTERPRETER_AUTOTUNE if tier == "cpu" else None,
     }
 
 

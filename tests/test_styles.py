@@ -34,3 +34,14 @@ def test_the_fake_impl_comes_from_the_launch_without_launching():
     x = torch.empty(7, dtype=torch.bfloat16, device="meta")
     out = silu.launch(no_launch_wrap, x)
     assert out.shape == (7,) and out.dtype == torch.bfloat16 and out.device.type == "meta"
+
+
+def test_the_cpu_tier_can_autotune(tmp_path):
+    """Without the CPU tier's wall-clock benchmarker, Triton's autotuner asks for a GPU driver and fails."""
+    if resolve_tier("auto") != "cpu":
+        pytest.skip("the autotune shim is for the CPU interpreter tier")
+    from harness.cell import CellRequest, run_inline
+
+    for kernel in ("add_autotuned", "autotune_prune_configs", "autotune_reset_to_zero", "autotune_restore_value"):
+        result = run_inline(CellRequest(kernel, "raw", "eager", tier="cpu"))
+        assert result.outcome == "pass", result

@@ -1,0 +1,48 @@
+"""In-place x += y: a kernel that writes one of its inputs and returns nothing."""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from harness.spec import KernelSpec
+from kernels._elementwise import BLOCK_SIZE, grid_1d, random_vector
+
+
+@triton.jit
+def add_inplace_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(x_ptr + offsets, x + y, mask=mask)
+
+
+def launch(wrap, x: torch.Tensor, y: torch.Tensor) -> None:
+    n_elements = x.numel()
+    wrap(add_inplace_kernel)[grid_1d(n_elements)](x, y, n_elements, BLOCK_SIZE=BLOCK_SIZE)
+
+
+def reference(x: torch.Tensor, y: torch.Tensor) -> None:
+    x.add_(y)
+
+
+def make_inputs(size: int, device: torch.device, generator: torch.Generator):
+    return random_vector(size, device, generator), random_vector(size, device, generator)
+
+
+SPEC = KernelSpec(
+    name="add_inplace",
+    kernels=(add_inplace_kernel,),
+    arguments=(("x", torch.Tensor), ("y", torch.Tensor)),
+    launch=launch,
+    reference=reference,
+    make_inputs=make_inputs,
+    num_outputs=0,
+    mutates_args=("x",),
+    flops=lambda x_shape, y_shape: x_shape.numel(),
+    features=("mutation", "grid-lambda", "constexpr-kwarg"),
+    description="x += y in place, fp32, returns None (mutates_args=('x',)); no backward",
+)
