@@ -10,7 +10,8 @@ and results headers record that it was done (environment.interpreter_autotune).
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 INTERPRETER_AUTOTUNE = "wall-clock benchmark of each config (harness, CPU tier)"
 
