@@ -15,3 +15,8 @@ def grid_1d(n_elements: int):
 
 def random_vector(size: int, device: torch.device, generator: torch.Generator, dtype=torch.float32) -> torch.Tensor:
     return torch.randn(size, generator=generator, dtype=torch.float32).to(device=device, dtype=dtype)
+
+
+def two_random_vectors(size: int, device: torch.device, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """The inputs of every binary elementwise kernel: two fp32 vectors of `size` elements."""
+    return random_vector(size, device, generator), random_vector(size, device, generator)

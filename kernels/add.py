@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 
 from harness.spec import KernelSpec
-from kernels._elementwise import BLOCK_SIZE, grid_1d, random_vector
+from kernels._elementwise import BLOCK_SIZE, grid_1d, two_random_vectors
 
 
 @triton.jit
@@ -27,17 +27,13 @@ def launch(wrap, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def make_inputs(size: int, device: torch.device, generator: torch.Generator):
-    return random_vector(size, device, generator), random_vector(size, device, generator)
-
-
 SPEC = KernelSpec(
     name="add",
     kernels=(add_kernel,),
     arguments=(("x", torch.Tensor), ("y", torch.Tensor)),
     launch=launch,
     reference=torch.add,
-    make_inputs=make_inputs,
+    make_inputs=two_random_vectors,
     flops=lambda x_shape, y_shape: x_shape.numel(),
     features=("grid-lambda", "constexpr-kwarg"),
     description="x + y, fp32; the tutorial's add_kernel (no backward, as in the tutorial)",

@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 
 from harness.spec import KernelSpec
-from kernels._elementwise import grid_1d, random_vector
+from kernels._elementwise import grid_1d, two_random_vectors
 
 
 @triton.autotune(
@@ -35,17 +35,13 @@ def launch(wrap, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def make_inputs(size: int, device: torch.device, generator: torch.Generator):
-    return random_vector(size, device, generator), random_vector(size, device, generator)
-
-
 SPEC = KernelSpec(
     name="add_autotuned",
     kernels=(add_autotuned_kernel,),
     arguments=(("x", torch.Tensor), ("y", torch.Tensor)),
     launch=launch,
     reference=torch.add,
-    make_inputs=make_inputs,
+    make_inputs=two_random_vectors,
     flops=lambda x_shape, y_shape: x_shape.numel(),
     features=("autotune", "grid-lambda"),
     description="x + y, fp32; @triton.autotune over BLOCK_SIZE with key=['n_elements'] (the tutorial's advanced usage)",

@@ -11,7 +11,7 @@ import triton
 import triton.language as tl
 
 from harness.spec import KernelSpec
-from kernels._elementwise import grid_1d, random_vector
+from kernels._elementwise import grid_1d, two_random_vectors
 
 
 @triton.autotune(
@@ -43,17 +43,13 @@ def launch(wrap, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def make_inputs(size: int, device: torch.device, generator: torch.Generator):
-    return random_vector(size, device, generator), random_vector(size, device, generator)
-
-
 SPEC = KernelSpec(
     name="autotune_heuristics",
     kernels=(autotune_heuristics_kernel,),
     arguments=(("x", torch.Tensor), ("y", torch.Tensor)),
     launch=launch,
     reference=torch.add,
-    make_inputs=make_inputs,
+    make_inputs=two_random_vectors,
     sizes=(1000, 3072),  # 3072 is a multiple of every BLOCK_SIZE: the second size takes the EVEN branch
     flops=lambda x_shape, y_shape: x_shape.numel(),
     features=("autotune", "heuristics", "grid-lambda"),

@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 
 from harness.spec import KernelSpec
-from kernels._elementwise import grid_1d, random_vector
+from kernels._elementwise import grid_1d, two_random_vectors
 
 
 def prune_large_blocks(configs, named_args, **kwargs):
@@ -44,17 +44,13 @@ def launch(wrap, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def make_inputs(size: int, device: torch.device, generator: torch.Generator):
-    return random_vector(size, device, generator), random_vector(size, device, generator)
-
-
 SPEC = KernelSpec(
     name="autotune_prune_configs",
     kernels=(autotune_prune_configs_kernel,),
     arguments=(("x", torch.Tensor), ("y", torch.Tensor)),
     launch=launch,
     reference=torch.mul,
-    make_inputs=make_inputs,
+    make_inputs=two_random_vectors,
     sizes=(1000, 1537),  # 1000 keeps two configs, 1537 keeps three
     flops=lambda x_shape, y_shape: x_shape.numel(),
     features=("autotune", "grid-lambda"),

@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 
 from harness.spec import KernelSpec
-from kernels._elementwise import grid_1d, random_vector
+from kernels._elementwise import grid_1d, two_random_vectors
 
 
 @triton.autotune(
@@ -38,17 +38,13 @@ def reference(x: torch.Tensor, y: torch.Tensor) -> None:
     x.add_(y)
 
 
-def make_inputs(size: int, device: torch.device, generator: torch.Generator):
-    return random_vector(size, device, generator), random_vector(size, device, generator)
-
-
 SPEC = KernelSpec(
     name="autotune_restore_value",
     kernels=(autotune_restore_value_kernel,),
     arguments=(("x", torch.Tensor), ("y", torch.Tensor)),
     launch=launch,
     reference=reference,
-    make_inputs=make_inputs,
+    make_inputs=two_random_vectors,
     num_outputs=0,
     mutates_args=("x",),
     flops=lambda x_shape, y_shape: x_shape.numel(),

@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 
 from harness.spec import KernelSpec
-from kernels._elementwise import BLOCK_SIZE, grid_1d, random_vector
+from kernels._elementwise import BLOCK_SIZE, grid_1d, two_random_vectors
 
 
 @triton.jit
@@ -42,17 +42,13 @@ def reference(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     return x + y, x - y
 
 
-def make_inputs(size: int, device: torch.device, generator: torch.Generator):
-    return random_vector(size, device, generator), random_vector(size, device, generator)
-
-
 SPEC = KernelSpec(
     name="two_outputs",
     kernels=(sum_and_difference_kernel,),
     arguments=(("x", torch.Tensor), ("y", torch.Tensor)),
     launch=launch,
     reference=reference,
-    make_inputs=make_inputs,
+    make_inputs=two_random_vectors,
     num_outputs=2,
     backward=backward,
     save_for_backward=lambda args, output: (),
