@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -66,8 +67,9 @@ def command_run(args: argparse.Namespace) -> int:
     environment = describe(loaded["tier"])
     output = Path(args.output or Path("reports") / f"results-{environment_tag(environment)}.jsonl")
     summary = Path(args.summary) if args.summary else output.with_suffix(".md")
-    if output.exists() and not args.overwrite:
-        raise CliError(f"{output}: results file exists; pass --overwrite to replace it or -o for another path")
+    for path in (output, summary):
+        if path.exists() and not args.overwrite:
+            raise CliError(f"{path}: exists; pass --overwrite to replace it, or -o/--summary for another path")
     _check_writable(output)
     _check_writable(summary)
 
@@ -121,8 +123,6 @@ def _check_writable(path: Path) -> None:
         raise CliError(f"{path}: cannot create its folder ({exc.strerror})") from None
     if path.parent.exists() and not path.parent.is_dir():
         raise CliError(f"{path}: its parent is not a folder")
-    import os
-
     if not os.access(path.parent, os.W_OK):
         raise CliError(f"{path}: its folder is not writable")
 
