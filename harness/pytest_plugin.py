@@ -256,8 +256,10 @@ class ResultsRecorder:
         started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         option = self.config.option
         path = Path(option.matrix_results) if option.matrix_results else default_results_path(environment)
+        kernels = {name: {"features": list(spec.features), "description": spec.description, "source": spec.source}
+                   for name, spec in state.specs.items() if name in state.kernels}
         header = header_record(environment, started, command_line(),
-                               isolation=state.isolation, cell_timeout_s=state.timeout_s)
+                               isolation=state.isolation, cell_timeout_s=state.timeout_s, kernels=kernels)
         self.results_path = path
         return ResultsWriter(path, header)
 

@@ -16,13 +16,14 @@ from harness.report.atomic import write_text_atomic
 from harness.report.baseline import DEFAULT_DIRECTORY, BaselineError, write_baseline
 from harness.report.diff import diff_results, render_diff
 from harness.report.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, update_docs
+from harness.report.features import FeatureError, only_feature
 from harness.report.history import HistoryError, render_history
 from harness.report.merge import MergeError, merge_files
 from harness.report.render import render_report
 from harness.results import ResultsFileError, read_results
 
 Handler = Callable[[argparse.Namespace], int]
-BAD_INPUT = (OSError, ResultsFileError, DocsMarkerError, MergeError, HistoryError, BaselineError, UnicodeError)
+BAD_INPUT = (OSError, ResultsFileError, FeatureError, DocsMarkerError, MergeError, HistoryError, BaselineError, UnicodeError)
 
 
 def _emit(text: str, output: str | None) -> None:
@@ -46,7 +47,10 @@ def _guarded(handler: Handler) -> Handler:
 
 
 def report(args: argparse.Namespace) -> int:
-    _emit(render_report(read_results(args.results)), args.output)
+    results = read_results(args.results)
+    if args.feature:
+        results = only_feature(results, args.feature, args.results)
+    _emit(render_report(results), args.output)
     return 0
 
 
@@ -90,6 +94,7 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     parser = add("report", report, "Render a results file as the Markdown report.")
     parser.add_argument("results")
     parser.add_argument("-o", "--output", help="write here (atomically) instead of stdout")
+    parser.add_argument("--feature", help="only the kernels tagged with this Triton feature (e.g. autotune)")
 
     parser = add("docs", docs, "Rewrite the api-choice region of a document from a results file.")
     parser.add_argument("file")

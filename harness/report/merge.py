@@ -57,9 +57,13 @@ def merge_results(shards: Sequence[tuple[str, ResultsFile]]) -> ResultsFile:
                 )
     first = shards[0][1].header
     starts = [str(results.header["started"]) for _, results in shards if results.header.get("started")]
+    kernels: dict[str, object] = {}
+    for _, results in shards:  # shards split by kernel each record their own kernels' tags
+        kernels.update(results.header.get("kernels") or {})
     header = {
         **first,
         "started": min(starts) if starts else first.get("started"),
+        **({"kernels": kernels} if kernels else {}),
         "merged_from": [
             {"source": name, "started": results.header.get("started"), "command": results.header.get("command")}
             for name, results in shards

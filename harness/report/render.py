@@ -12,6 +12,7 @@ from harness.report.aggregate import final_cells, ordered, outcome_rank
 from harness.report.chart import render_chart, render_rules
 from harness.report.environment import CPU_TIER_NOTICE, environment_table, tier_of
 from harness.report.escape import escape_cell
+from harness.report.features import render_feature_table
 from harness.report.footnotes import Footnotes, describe, evidence_key, mark
 from harness.report.tables import markdown_table
 from harness.results import CellResult, ResultsFile
@@ -81,7 +82,11 @@ def render_report(results: ResultsFile) -> str:
     out.append(render_chart(results, chart_notes))
     if chart_notes.render():
         out.append(chart_notes.render())
-    out += ["### How to read the chart", render_rules(), "## Detail per kernel", render_legend()]
+    out += ["### How to read the chart", render_rules()]
+    feature_table = render_feature_table(results)
+    if feature_table:
+        out += ["### Kernels by Triton feature", "Render the chart for one feature with `report --feature TAG`.", feature_table]
+    out += ["## Detail per kernel", render_legend()]
     styles = ordered((c.style for c in cells.values()), STYLES)
     pipelines = ordered((c.pipeline for c in cells.values()), PIPELINES)
     next_number = chart_notes.next_number
