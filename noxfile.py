@@ -33,8 +33,9 @@ def matrix(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The harness's own tests, fault injection and a CPU-tier matrix run included."""
     install(session)
-    session.install("ruff")
+    session.install("ruff", "mypy")
     session.run("ruff", "check", "harness", "kernels", "matrix", "tests", "noxfile.py", "conftest.py")
+    session.run("mypy")
     session.run("python", "-m", "pytest", "tests", "-n", "2", *session.posargs)
 
 

@@ -115,7 +115,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Drop the placeholder items of suites whose pipelines were all filtered out (pytest's empty parameter set)."""
     empty = [item for item in items if "matrix_cell" in getattr(item, "fixturenames", ())
-             and not isinstance(getattr(item, "callspec", None) and item.callspec.params.get("matrix_cell"), Cell)]
+             and not isinstance(getattr(item, "callspec", None) and item.callspec.params.get("matrix_cell"),  # type: ignore[attr-defined]
+                                Cell)]
     if empty:
         config.hook.pytest_deselected(items=empty)
         items[:] = [item for item in items if item not in empty]
@@ -269,7 +270,7 @@ class ResultsRecorder:
             return
         if self.writer is None:
             self.writer = self._open_writer()
-        result = CellResult.from_record(records[0])
+        result = CellResult.from_record(dict(records[0]))  # type: ignore[call-overload]
         self.writer.write_cell(result)
         self.finished += 1
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")

@@ -88,7 +88,7 @@ def build_autograd_function(spec: KernelSpec, namespace: str) -> BuiltOp:
         return _grads_for_all_arguments(spec, grads)
 
     grad_names = [f"grad{i}" for i in range(max(spec.num_outputs, 1))]
-    function_class = type(f"{spec.name}_function", (torch.autograd.Function,), {
+    function_class: Any = type(f"{spec.name}_function", (torch.autograd.Function,), {
         "forward": staticmethod(named_function("forward", ["ctx", *spec.argument_names], forward)),
         "backward": staticmethod(named_function("backward", ["ctx", *grad_names], backward)),
     })
@@ -104,7 +104,7 @@ def _library_op(spec: KernelSpec, namespace: str, use_triton_op: bool) -> BuiltO
         raise SkipCell(f"torch {torch.__version__} has no torch.library.custom_op")
     wrap = library.wrap_triton if use_triton_op else identity_wrap
     names, kinds = spec.argument_names, tuple(kind for _, kind in spec.arguments)
-    decorate = library.triton_op if use_triton_op else library.custom_op
+    decorate: Any = library.triton_op if use_triton_op else library.custom_op
 
     forward_impl = _typed(lambda *args: spec.launch(wrap, *args), names, kinds, spec.num_outputs)
     forward = decorate(f"{namespace}::{spec.name}", forward_impl, mutates_args=spec.mutates_args)
