@@ -60,11 +60,14 @@ def render_summary(results: ResultsFile, tablefmt: str = "simple") -> str:
 
 
 def render_summary_markdown(results: ResultsFile, title: str) -> str:
-    """The summary plus every non-pass cell with its evidence (escaped minimally: the full report is `report`)."""
+    """The summary plus every non-pass cell with its evidence, escaped as the report escapes it."""
+    from harness.report.escape import escape_cell
+    from harness.report.tables import markdown_table
+
     evidence = [
-        [c.id, c.outcome, c.stage or "", c.error_type or "", (c.error or c.reason or "").replace("|", "\\|").replace("\n", " ")]
+        [escape_cell(value) for value in (c.id, c.outcome, c.stage or "", c.error_type or "", c.error or c.reason or "")]
         for c in results.cells
         if c.outcome != "pass"
     ]
-    table = tabulate(evidence, headers=["cell", "outcome", "stage", "error type", "first line / reason"], tablefmt="github")
+    table = markdown_table(["cell", "outcome", "stage", "error type", "first line / reason"], evidence)
     return f"# {title}\n\n{render_summary(results, tablefmt='github')}\n\n## Cells that did not pass\n\n{table}\n"
