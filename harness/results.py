@@ -37,6 +37,7 @@ class CellResult:
     worker: str = "main"
     control: dict[str, Any] | None = None  # the native control's result, when this cell is env
     detail: dict[str, Any] = field(default_factory=dict)  # pipeline-specific evidence
+    repeats: list[str] | None = None  # with --repeat N: each run's outcome, in order (outcome is `flaky` when they differ)
 
     def to_record(self) -> dict[str, Any]:
         return {"record": "cell", **dataclasses.asdict(self)}

@@ -12,7 +12,7 @@ from tabulate import tabulate
 from harness.results import ResultsFile
 from harness.vocab import OUTCOMES, PIPELINES, STYLES
 
-SYMBOLS = {"pass": "ok", "wrong": "WRONG", "fail": "FAIL", "crash": "CRASH", "timeout": "TIME", "skip": "-", "env": "env"}
+SYMBOLS = {"pass": "ok", "wrong": "WRONG", "fail": "FAIL", "crash": "CRASH", "timeout": "TIME", "skip": "-", "env": "env", "flaky": "FLAKY"}
 
 
 def tier_line(results: ResultsFile) -> str:

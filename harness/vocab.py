@@ -23,7 +23,8 @@ PIPELINE_FAMILIES: dict[str, tuple[str, ...]] = {
 # Every pipeline of DESIGN.md, in the order of the families (the order of reports and runs).
 PIPELINES: tuple[str, ...] = tuple(p for family in PIPELINE_FAMILIES.values() for p in family)
 
-OUTCOMES: tuple[str, ...] = ("pass", "wrong", "fail", "crash", "timeout", "skip", "env")
+# `flaky`: with --repeat N, the N runs of a cell did not all give the same outcome.
+OUTCOMES: tuple[str, ...] = ("pass", "wrong", "fail", "crash", "timeout", "skip", "env", "flaky")
 STAGES: tuple[str, ...] = ("build", "trace", "compile", "load", "run", "check")
 CONTROL_STYLE = "native"
 TIERS: tuple[str, ...] = ("gpu", "cpu")
