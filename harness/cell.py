@@ -1,10 +1,12 @@
 """Runs one cell in the current process: build the style, run the pipeline, turn what happened into a CellResult.
 
-This is the child side of isolation; it must only ever run in a process made for the cell.
+This is the child side of isolation: it runs in a process made for the cell (fork, process), or in a
+pytest-xdist worker that is replaced after a fault (worker).
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,6 +28,7 @@ class CellRequest:
     kernels_from: list[str] = field(default_factory=list)
     seed: int = 0
     worker: str = "main"
+    cold_cache: bool = False  # empty Inductor and Triton caches for this cell alone (--cold-cache)
 
     @property
     def id(self) -> str:
@@ -42,8 +45,14 @@ def result_for(request: CellRequest, outcome: str, **fields: Any) -> CellResult:
     )
 
 
+CACHE_VARIABLES = (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"))
+
+
 def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[str], None] | None = None) -> CellResult:
     """Never raises for what the cell did: every exception becomes an outcome with its stage and evidence."""
+    if request.cold_cache:  # before anything compiles; the caller's environment is restored after the cell
+        for variable, name in CACHE_VARIABLES:
+            os.environ[variable] = str(workdir / "cold-cache" / name)
     from harness.checking import MismatchError
     from harness.environment import enter_tier
 
@@ -77,7 +86,7 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     except StageFailure as failure:
         outcome = "wrong" if isinstance(failure.error, MismatchError) else "fail"
         result = result_for(request, outcome, stage=failure.stage, error_type=error_type(failure.error),
-                            error=first_line(failure.error))
+                            error=failure.prefix + first_line(failure.error), detail=failure.detail)
     except Exception as exc:  # a harness or spec bug outside any stage: still evidence, never a crash
         result = result_for(request, "fail", stage="build", error_type=error_type(exc), error=first_line(exc))
     result.duration_s = round(time.perf_counter() - started, 3)

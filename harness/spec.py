@@ -56,6 +56,10 @@ class KernelSpec:
     mutates_args: names of the arguments the kernel writes in place.
     dynamic_dims: for export_dynamic, argument name -> the dims that follow `size` (default: dim 0 of each tensor).
     features: Triton features the kernel uses (tags for the report).
+    dtypes: the floating dtypes the kernel takes; `eager_inputs` casts the floating inputs to each (first: make_inputs's own).
+    accepts_noncontiguous: True if the kernel computes right on strided views; False if it may refuse them
+        (raise) instead. Either way a silently wrong result on a strided view is `wrong`.
+    max_size: the largest `size` eager_inputs generates (default 4 x the largest of `sizes`).
     """
 
     name: str
@@ -74,6 +78,9 @@ class KernelSpec:
     mutates_args: tuple[str, ...] = ()
     dynamic_dims: dict[str, tuple[int, ...]] | None = None
     features: tuple[str, ...] = ()
+    dtypes: tuple[torch.dtype, ...] = (torch.float32,)
+    accepts_noncontiguous: bool = False
+    max_size: int | None = None
     description: str = ""
     source: str = field(default="", compare=False)  # the module the spec came from, set by the registry
 
@@ -131,6 +138,10 @@ def spec_problems(spec: KernelSpec) -> list[str]:
         problems.append("backward and save_for_backward come together")
     if len(spec.sizes) != 2 or spec.sizes[0] == spec.sizes[1]:
         problems.append("sizes must be two different sizes")
+    if not spec.dtypes or not all(isinstance(d, torch.dtype) and d.is_floating_point for d in spec.dtypes):
+        problems.append("dtypes must name one or more floating torch dtypes")
+    if spec.max_size is not None and spec.max_size < 1:
+        problems.append("max_size must be >= 1")
     if spec.num_outputs < 0:
         problems.append("num_outputs must be >= 0")
     return problems

@@ -6,7 +6,7 @@ STYLES: tuple[str, ...] = ("native", "raw", "autograd_function", "custom_op", "t
 
 # pytest suites in matrix/ mirror these families, one module each.
 PIPELINE_FAMILIES: dict[str, tuple[str, ...]] = {
-    "eager": ("eager", "eager_backward"),
+    "eager": ("eager", "eager_backward", "eager_inputs"),
     "compile": (
         "compile",
         "compile_fullgraph",

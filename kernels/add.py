@@ -36,5 +36,7 @@ SPEC = KernelSpec(
     make_inputs=two_random_vectors,
     flops=lambda x_shape, y_shape: x_shape.numel(),
     features=("grid-lambda", "constexpr-kwarg"),
+    dtypes=(torch.float32, torch.float16, torch.bfloat16),
+    accepts_noncontiguous=False,  # the tutorial's launch neither checks nor copies: eager_inputs shows what that does
     description="x + y, fp32; the tutorial's add_kernel (no backward, as in the tutorial)",
 )

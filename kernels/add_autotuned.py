@@ -29,6 +29,7 @@ def add_autotuned_kernel(in_ptr0, in_ptr1, out_ptr, n_elements, BLOCK_SIZE: tl.c
 
 
 def launch(wrap, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    x, y = x.contiguous(), y.contiguous()  # the kernel indexes flat memory: copy strided views
     out = torch.empty_like(x)
     n_elements = out.numel()
     wrap(add_autotuned_kernel)[grid_1d(n_elements)](x, y, out, n_elements)
@@ -43,6 +44,8 @@ SPEC = KernelSpec(
     reference=torch.add,
     make_inputs=two_random_vectors,
     flops=lambda x_shape, y_shape: x_shape.numel(),
+    dtypes=(torch.float32, torch.float16, torch.bfloat16),
+    accepts_noncontiguous=True,
     features=("autotune", "grid-lambda"),
     description="x + y, fp32; @triton.autotune over BLOCK_SIZE with key=['n_elements'] (the tutorial's advanced usage)",
 )

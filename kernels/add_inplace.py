@@ -21,6 +21,9 @@ def add_inplace_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
 
 
 def launch(wrap, x: torch.Tensor, y: torch.Tensor) -> None:
+    if not x.is_contiguous():
+        raise ValueError("add_inplace writes x in place through flat indexing: x must be contiguous")
+    y = y.contiguous()
     n_elements = x.numel()
     wrap(add_inplace_kernel)[grid_1d(n_elements)](x, y, n_elements, BLOCK_SIZE=BLOCK_SIZE)
 
@@ -39,6 +42,8 @@ SPEC = KernelSpec(
     num_outputs=0,
     mutates_args=("x",),
     flops=lambda x_shape, y_shape: x_shape.numel(),
+    dtypes=(torch.float32, torch.float16, torch.bfloat16),
+    accepts_noncontiguous=False,  # refuses a strided x (ValueError) rather than write the wrong elements
     features=("mutation", "grid-lambda", "constexpr-kwarg"),
     description="x += y in place, fp32, returns None (mutates_args=('x',)); no backward",
 )

@@ -37,6 +37,7 @@ def autotune_heuristics_kernel(in_ptr0, in_ptr1, out_ptr, n_elements, BLOCK_SIZE
 
 
 def launch(wrap, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    x, y = x.contiguous(), y.contiguous()  # the kernel indexes flat memory: copy strided views
     out = torch.empty_like(x)
     n_elements = out.numel()
     wrap(autotune_heuristics_kernel)[grid_1d(n_elements)](x, y, out, n_elements)
@@ -52,6 +53,8 @@ SPEC = KernelSpec(
     make_inputs=two_random_vectors,
     sizes=(1000, 3072),  # 3072 is a multiple of every BLOCK_SIZE: the second size takes the EVEN branch
     flops=lambda x_shape, y_shape: x_shape.numel(),
+    dtypes=(torch.float32, torch.float16, torch.bfloat16),
+    accepts_noncontiguous=True,
     features=("autotune", "heuristics", "grid-lambda"),
     description="x + y, fp32; @triton.autotune above @triton.heuristics (heuristics applied first, sees BLOCK_SIZE)",
 )

@@ -38,6 +38,7 @@ def autotune_prune_configs_kernel(in_ptr0, in_ptr1, out_ptr, n_elements, BLOCK_S
 
 
 def launch(wrap, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    x, y = x.contiguous(), y.contiguous()  # the kernel indexes flat memory: copy strided views
     out = torch.empty_like(x)
     n_elements = out.numel()
     wrap(autotune_prune_configs_kernel)[grid_1d(n_elements)](x, y, out, n_elements)
@@ -53,6 +54,8 @@ SPEC = KernelSpec(
     make_inputs=two_random_vectors,
     sizes=(1000, 1537),  # 1000 keeps two configs, 1537 keeps three
     flops=lambda x_shape, y_shape: x_shape.numel(),
+    dtypes=(torch.float32, torch.float16, torch.bfloat16),
+    accepts_noncontiguous=True,
     features=("autotune", "grid-lambda"),
     description="x * y, fp32; @triton.autotune with prune_configs_by={'early_config_prune': ...}",
 )

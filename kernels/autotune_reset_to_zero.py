@@ -34,6 +34,7 @@ def autotune_reset_to_zero_kernel(in_ptr0, out_ptr, n_elements, BLOCK_SIZE: tl.c
 
 
 def launch(wrap, x: torch.Tensor) -> torch.Tensor:
+    x = x.contiguous()  # flat indexing: copy strided views
     out = torch.zeros((1,), device=x.device, dtype=x.dtype)
     n_elements = x.numel()
     wrap(autotune_reset_to_zero_kernel)[grid_1d(n_elements)](x, out, n_elements)
@@ -56,6 +57,7 @@ SPEC = KernelSpec(
     reference=reference,
     make_inputs=make_inputs,
     flops=lambda x_shape: x_shape.numel(),
+    accepts_noncontiguous=True,
     features=("autotune", "reduction", "grid-lambda"),
     description="x.sum() as a (1,) tensor, fp32, via tl.atomic_add; @triton.autotune with reset_to_zero=['out_ptr']",
 )

@@ -30,6 +30,9 @@ def autotune_restore_value_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.const
 
 
 def launch(wrap, x: torch.Tensor, y: torch.Tensor) -> None:
+    if not x.is_contiguous():
+        raise ValueError("autotune_restore_value writes x in place through flat indexing: x must be contiguous")
+    y = y.contiguous()
     n_elements = x.numel()
     wrap(autotune_restore_value_kernel)[grid_1d(n_elements)](x, y, n_elements)
 
@@ -48,6 +51,7 @@ SPEC = KernelSpec(
     num_outputs=0,
     mutates_args=("x",),
     flops=lambda x_shape, y_shape: x_shape.numel(),
+    accepts_noncontiguous=False,  # refuses a strided x (ValueError) rather than write the wrong elements
     features=("autotune", "mutation", "grid-lambda"),
     description="x += y in place, fp32, returns None; @triton.autotune with restore_value=['x_ptr']",
 )

@@ -27,8 +27,8 @@ def layer_norm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, n_cols, eps, BLOCK_N: tl.const
     mean = tl.sum(x, axis=0) / n_cols
     centered = tl.where(mask, x - mean, 0.0)
     rstd = 1.0 / tl.sqrt(tl.sum(centered * centered, axis=0) / n_cols + eps)
-    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
-    b = tl.load(b_ptr + cols, mask=mask, other=0.0)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+    b = tl.load(b_ptr + cols, mask=mask, other=0.0).to(tl.float32)
     tl.store(y_ptr + row * n_cols + cols, centered * rstd * w + b, mask=mask)
 
 
@@ -82,6 +82,7 @@ def layer_norm_backward_weight_kernel(
 
 
 def launch(wrap, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    x, weight, bias = x.contiguous(), weight.contiguous(), bias.contiguous()  # flat row indexing: copy strided views
     out = torch.empty_like(x)
     n_rows, n_cols = x.shape
     wrap(layer_norm_kernel)[(n_rows,)](x, weight, bias, out, n_cols, EPS, BLOCK_N=triton.next_power_of_2(n_cols))
@@ -129,6 +130,8 @@ SPEC = KernelSpec(
     backward_kernels=(layer_norm_backward_input_kernel, layer_norm_backward_weight_kernel),
     dynamic_dims={"x": (0,)},
     flops=lambda x_shape, w_shape, b_shape: 8 * x_shape.numel(),
+    dtypes=(torch.float32, torch.float16, torch.bfloat16),
+    accepts_noncontiguous=True,
     features=("reduction", "constexpr-kwarg"),
     description=f"layer_norm over the last dim of a (size, {N_COLS}) fp32 input with weight and bias, eps={EPS}; "
     "backward in Triton (grad_x per row, grad_weight/grad_bias reduced over rows by a second kernel)",

@@ -78,6 +78,7 @@ SPEC = KernelSpec(
     sizes=(100, 257),
     dynamic_dims={"a": (0,)},
     flops=lambda a_shape, b_shape: 2 * a_shape[0] * a_shape[1] * b_shape[1],
+    accepts_noncontiguous=True,  # every stride is passed to the kernel
     features=("tl.dot", "autotune", "grid-lambda"),
     description=f"(size, {K_DIM}) @ ({K_DIM}, {N_DIM}), fp32, tl.dot with input_precision='ieee', "
     "@triton.autotune over block sizes; no backward",

@@ -24,6 +24,7 @@ def scaled_add_kernel(in_ptr0, in_ptr1, out_ptr, n_elements, alpha, BLOCK_SIZE: 
 
 
 def launch(wrap, x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
+    x, y = x.contiguous(), y.contiguous()  # the kernel indexes flat memory: copy strided views
     out = torch.empty_like(x)
     n_elements = out.numel()
     grid = lambda meta: (triton.cdiv(n_elements, meta["BLOCK_SIZE"]),)  # noqa: E731
@@ -47,6 +48,8 @@ SPEC = KernelSpec(
     reference=reference,
     make_inputs=make_inputs,
     flops=lambda x_shape, y_shape, alpha: 2 * x_shape.numel(),
+    dtypes=(torch.float32, torch.float16, torch.bfloat16),
+    accepts_noncontiguous=True,
     features=("scalar-arg", "constexpr-kwarg", "grid-lambda"),
     description=f"x + alpha * y, fp32, alpha a float argument ({ALPHA} in the inputs); no backward "
     "(a spec's backward sees only saved tensors, so alpha cannot reach it as a float)",

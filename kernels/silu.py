@@ -67,5 +67,7 @@ SPEC = KernelSpec(
     backward_kernels=(silu_backward_kernel,),
     flops=lambda x_shape: 4 * x_shape.numel(),
     features=("grid-lambda", "constexpr-kwarg"),
+    dtypes=(torch.bfloat16,),
+    accepts_noncontiguous=False,  # as in the blog: eager_inputs shows what a strided view does to it
     description="x * sigmoid(x), bf16 in and out, fp32 math; backward in Triton",
 )

@@ -60,5 +60,6 @@ SPEC = KernelSpec(
     backward_kernels=(sin_backward_kernel,),
     flops=lambda x_shape: x_shape.numel(),
     features=("grid-lambda", "constexpr-kwarg"),
+    accepts_noncontiguous=False,  # the tutorial's launch neither checks nor copies: eager_inputs shows what that does
     description="sin(x), fp32; the tutorial's mysin, backward grad * cos(x) in Triton",
 )

@@ -30,7 +30,7 @@ def _sum_and_difference(wrap, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.T
 
 
 def launch(wrap, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    return _sum_and_difference(wrap, x, y)
+    return _sum_and_difference(wrap, x.contiguous(), y.contiguous())  # flat indexing: copy strided views
 
 
 def backward(wrap, grad_sum: torch.Tensor, grad_difference: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -54,6 +54,8 @@ SPEC = KernelSpec(
     save_for_backward=lambda args, output: (),
     backward_kernels=(sum_and_difference_kernel,),
     flops=lambda x_shape, y_shape: 2 * x_shape.numel(),
+    dtypes=(torch.float32, torch.float16, torch.bfloat16),
+    accepts_noncontiguous=True,
     features=("multiple-outputs", "grid-lambda", "constexpr-kwarg"),
     description="(x + y, x - y) from one kernel, fp32; backward is the same kernel on the two gradients",
 )

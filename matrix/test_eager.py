@@ -1,4 +1,4 @@
-"""The eager pipelines: eager, eager_backward."""
+"""The eager pipelines: eager, eager_backward, eager_inputs (generated sizes, dtypes and strided views)."""
 
 from harness.vocab import PIPELINE_FAMILIES
 

@@ -17,6 +17,7 @@ PipelineRunner = Callable[[CellContext], dict[str, Any]]
 RUNNERS: dict[str, PipelineRunner] = {
     "eager": eager.run_eager,
     "eager_backward": eager.run_eager_backward,
+    "eager_inputs": eager.run_eager_inputs,
     "compile": compile.run_compile,
     "compile_fullgraph": compile.run_compile_fullgraph,
     "compile_fullgraph_backward": compile.run_compile_fullgraph_backward,

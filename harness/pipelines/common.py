@@ -20,10 +20,12 @@ __all__ = ["CellContext", "StageFailure", "SkipCell", "staged", "check_call", "c
 class StageFailure(Exception):
     """An exception caught in a named stage (trace, compile, load, run, check)."""
 
-    def __init__(self, stage: str, error: BaseException) -> None:
-        super().__init__(f"{stage}: {type(error).__name__}: {error}")
+    def __init__(self, stage: str, error: BaseException, prefix: str = "", detail: dict[str, Any] | None = None) -> None:
+        super().__init__(f"{stage}: {prefix}{type(error).__name__}: {error}")
         self.stage = stage
         self.error = error
+        self.prefix = prefix  # put before the error's first line, e.g. the failing generated input
+        self.detail = detail or {}
 
 
 @dataclass

@@ -7,8 +7,17 @@ from typing import Any
 
 import torch
 
-from harness.checking import assert_matches
-from harness.pipelines.common import CellContext, check_call, clone_args, staged
+from harness.checking import assert_close_to_exact, assert_matches
+from harness.inputs import FailingExample, InputCase, case_inputs, explore
+from harness.pipelines.common import (
+    CellContext,
+    StageFailure,
+    check_call,
+    clone_args,
+    expected_result,
+    mutated_args,
+    staged,
+)
 
 
 def run_eager(context: CellContext) -> dict[str, Any]:
@@ -60,3 +69,42 @@ def check_backward(context: CellContext, call: Callable[..., Any], run_stage: st
 
 def run_eager_backward(context: CellContext) -> dict[str, Any]:
     return check_backward(context, context.built.call)
+
+
+def run_eager_inputs(context: CellContext) -> dict[str, Any]:
+    """The op on generated inputs (sizes, dtypes, strided views); a failure names the minimal failing input."""
+    spec = context.spec
+
+    def check_case(case: InputCase) -> None:
+        args = case_inputs(spec, case, context.device, context.seed)
+        native, native_mutations = expected_result(context, args)
+        exact, exact_mutations = _exact_result(context, args)
+        try:
+            with staged("run", context):
+                output = context.built.call(*args)
+                context.synchronize()
+        except StageFailure:
+            if case.contiguous or spec.accepts_noncontiguous:
+                raise
+            return  # refused a strided view it does not claim to accept: a clear refusal is allowed
+        with staged("check", context):
+            if spec.num_outputs > 0:
+                assert_close_to_exact(output, native, exact)
+            if spec.mutates_args:
+                assert_close_to_exact(mutated_args(context, args), native_mutations, exact_mutations,
+                                      what="mutated arguments")
+
+    try:
+        return explore(spec, context.tier, check_case)
+    except FailingExample as failing:
+        inner = failing.error
+        stage, error = (inner.stage, inner.error) if isinstance(inner, StageFailure) else ("run", inner)
+        detail = {**failing.summary, "example": failing.case.to_record() if failing.case else None}
+        prefix = f"[{failing.case.describe()}] " if failing.case else ""
+        raise StageFailure(stage, error, prefix=prefix, detail=detail) from error
+
+
+def _exact_result(context: CellContext, args: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    """The reference computed in fp32 from the same values: the answer low-precision results are held to."""
+    wide_args = tuple(a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+    return expected_result(context, wide_args)
