@@ -28,3 +28,27 @@ def test_the_example_defines_my_add(example):
 def test_the_example_runs_in_eager(example, style):
     result = run_inline(CellRequest("my_add", style, "eager", tier=resolve_tier("auto"), kernels_from=[example]))
     assert result.outcome == "pass", result
+
+
+@pytest.fixture(scope="module")
+def liger_example(tmp_path_factory):
+    pytest.importorskip("liger_kernel", reason="nox -s tests installs liger-kernel; a bare checkout may not have it")
+    code = re.search(r"### A kernel from a library you already use.*?```python\n(.*?)```", README.read_text(), re.S).group(1)
+    path = tmp_path_factory.mktemp("readme") / "liger_specs.py"
+    path.write_text(code)
+    return str(path)
+
+
+LIGER_CELLS = [(style, "eager") for style in ("native", "raw", "autograd_function", "custom_op", "triton_op")] + [
+    ("raw", "eager_backward"), ("autograd_function", "eager_backward"), ("triton_op", "eager_backward"),
+    ("triton_op", "eager_inputs")]
+
+
+@pytest.mark.parametrize("style, pipeline", LIGER_CELLS)
+def test_the_liger_example_runs(liger_example, style, pipeline):
+    result = run_inline(CellRequest("liger_relu_squared", style, pipeline, tier=resolve_tier("auto"),
+                                    kernels_from=[liger_example]))
+    if style == "raw" and pipeline == "eager_backward":  # a raw launch has no autograd: the cell must say so
+        assert result.outcome == "fail" and "does not require grad" in result.error, result
+    else:
+        assert result.outcome == "pass", result
