@@ -21,6 +21,8 @@ class KernelSourceError(Exception):
 def _import_source(source: str) -> ModuleType:
     path = Path(source)
     if source.endswith(".py") or path.exists():
+        if path.is_dir():
+            raise KernelSourceError(f"{source}: is a folder, not a kernel .py file")
         if not path.is_file():
             raise KernelSourceError(f"{source}: no such kernel file")
         module_name = f"_tcm_user_kernels_{abs(hash(str(path.resolve())))}"
@@ -33,7 +35,7 @@ def _import_source(source: str) -> ModuleType:
         sys.modules[module_name] = module
         try:
             loader_spec.loader.exec_module(module)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a module calling sys.exit() on import is still one bad source
             del sys.modules[module_name]
             raise KernelSourceError(f"{source}: raised on import: {type(exc).__name__}: {_first_line(exc)}") from exc
         return module
@@ -43,7 +45,7 @@ def _import_source(source: str) -> ModuleType:
         if exc.name and source.startswith(exc.name):
             raise KernelSourceError(f"{source}: no such module or file") from exc
         raise KernelSourceError(f"{source}: raised on import: {type(exc).__name__}: {_first_line(exc)}") from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise KernelSourceError(f"{source}: raised on import: {type(exc).__name__}: {_first_line(exc)}") from exc
 
 
@@ -54,7 +56,10 @@ def _first_line(exc: BaseException) -> str:
 
 def specs_in_module(module: ModuleType, source: str) -> list[KernelSpec]:
     """Every KernelSpec a module defines: a `SPECS` sequence, a `SPEC`, or any module-level spec."""
-    found = list(getattr(module, "SPECS", ()))
+    declared = getattr(module, "SPECS", ())
+    if isinstance(declared, (str, bytes, KernelSpec)) or not hasattr(declared, "__iter__"):
+        raise KernelSourceError(f"{source}: SPECS must be a list of KernelSpec, not {type(declared).__name__}")
+    found = list(declared)
     found += [value for value in vars(module).values() if isinstance(value, KernelSpec)]
     unique: list[KernelSpec] = []
     for spec in found:

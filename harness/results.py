@@ -52,7 +52,7 @@ class CellResult:
 class ResultsFile:
     header: dict[str, Any]
     cells: list[CellResult]
-    dropped_torn_line: bool = False
+    dropped_torn_line: bool = False  # the last line was torn (a killed run) and was dropped
 
     @property
     def environment(self) -> dict[str, Any]:
@@ -97,52 +97,142 @@ class ResultsWriter:
         self._file.close()
 
 
-def _parse_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
-    text = path.read_text(encoding="utf-8", errors="replace")
-    lines = text.split("\n")
-    ends_with_newline = text.endswith("\n")
-    if ends_with_newline:
+# A record's fields and the JSON types they may hold; anything else is refused with the line number.
+_REQUIRED_TEXT = ("id", "kernel", "style", "pipeline", "outcome")
+_OPTIONAL_TEXT = ("stage", "error_type", "error", "reason")
+
+
+def _split_lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, bytes, is an unterminated last line): a run killed mid-write leaves exactly that."""
+    lines = data.split(b"\n")
+    last_terminated = data.endswith(b"\n")
+    if last_terminated:
         lines = lines[:-1]
     for number, line in enumerate(lines, start=1):
-        is_last = number == len(lines)
-        yield number, line, is_last and not ends_with_newline
+        yield number, line, number == len(lines) and not last_terminated
+
+
+def _read_bytes(path: Path) -> bytes:
+    if not path.exists():
+        raise ResultsFileError(f"{path}: no such results file")
+    if path.is_dir():
+        raise ResultsFileError(f"{path}: is a folder, not a results file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ResultsFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if b"\0" in data:
+        raise ResultsFileError(f"{path}: not a results file (binary data, not JSON Lines)")
+    return data
+
+
+def _check_header(path: Path, number: int, record: dict[str, Any]) -> None:
+    if record.get("record") != "header":
+        raise ResultsFileError(f"{path}:{number}: the first line is not a results header")
+    if record.get("schema") != SCHEMA_VERSION:
+        raise ResultsFileError(
+            f"{path}: schema version {record.get('schema')!r} is unknown (this harness reads {SCHEMA_VERSION})"
+        )
+    for key, kind, name in (("environment", dict, "an object"), ("kernels", dict, "an object"),
+                            ("command", (list, str), "a list or a string"), ("started", str, "a string")):
+        if record.get(key) is not None and not isinstance(record[key], kind):
+            raise ResultsFileError(f"{path}:{number}: header field {key!r} must be {name}, not {type(record[key]).__name__}")
+
+
+def _type_problem(record: dict[str, Any]) -> str | None:
+    """What is wrong with a cell record's fields, or None; checked so that no reader ever crashes on a value."""
+    for key in _REQUIRED_TEXT:
+        if not isinstance(record.get(key), str) or not record[key]:
+            return f"field {key!r} must be a non-empty string"
+    for key in _OPTIONAL_TEXT:
+        if record.get(key) is not None and not isinstance(record[key], str):
+            return f"field {key!r} must be a string or null"
+    checks = (
+        ("duration_s", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
+        ("attempts", lambda v: isinstance(v, int) and not isinstance(v, bool), "a whole number"),
+        ("worker", lambda v: isinstance(v, str), "a string"),
+        ("detail", lambda v: isinstance(v, dict), "an object"),
+        ("control", lambda v: v is None or isinstance(v, dict), "an object or null"),
+        ("repeats", lambda v: v is None or (isinstance(v, list) and all(isinstance(o, str) for o in v)),
+         "a list of outcomes or null"),
+    )
+    for key, valid, name in checks:
+        if key in record and not valid(record[key]):
+            return f"field {key!r} must be {name}"
+    expected_id = f"{record['kernel']}/{record['style']}/{record['pipeline']}"
+    if record["id"] != expected_id:
+        return f"id {record['id']!r} does not match its kernel/style/pipeline ({expected_id!r})"
+    return None
+
+
+def _verdict(cell: CellResult) -> tuple[Any, ...]:
+    """What two records of one cell must agree on to be the same measurement (times and workers may differ)."""
+    return (cell.outcome, cell.stage, cell.error_type, cell.error, cell.reason, cell.repeats)
+
+
+def unknown_names(cells: list[CellResult]) -> dict[str, list[str]]:
+    """Style, pipeline, outcome and stage names the vocabulary does not know (a newer harness, a hand edit)."""
+    from harness.vocab import OUTCOMES, PIPELINES, STAGES, STYLES
+
+    found: dict[str, set[str]] = {"style": set(), "pipeline": set(), "outcome": set(), "stage": set()}
+    for cell in cells:
+        for kind, value, known in (("style", cell.style, STYLES), ("pipeline", cell.pipeline, PIPELINES),
+                                   ("outcome", cell.outcome, OUTCOMES), ("stage", cell.stage, STAGES)):
+            if value is not None and value not in known:
+                found[kind].add(value)
+    return {kind: sorted(names) for kind, names in found.items() if names}
 
 
 def read_results(path: str | Path) -> ResultsFile:
-    """Read and validate a results file; a torn last line (killed run) is dropped, anything else is an error."""
+    """Read and validate a results file; every problem is a ResultsFileError of one line naming the file.
+
+    Tolerated, by design: a torn last line (a run killed mid-write) is dropped and flagged; a cell
+    recorded twice with the same verdict is kept once. Refused: anything else that does not parse,
+    and a cell recorded twice with different verdicts (which one is true?).
+    """
     path = Path(path)
-    if not path.exists():
-        raise ResultsFileError(f"{path}: no such results file")
     header: dict[str, Any] | None = None
     cells: list[CellResult] = []
+    seen: dict[str, tuple[int, int]] = {}  # cell id -> (line number, index in cells)
     dropped = False
-    for number, line, unterminated in _parse_lines(path):
-        if not line.strip():
+    for number, raw, unterminated in _split_lines(_read_bytes(path)):
+        if not raw.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             if unterminated and header is not None:
                 dropped = True
                 continue
-            raise ResultsFileError(f"{path}:{number}: not a JSON line ({exc.msg})") from None
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8 text"
+            if header is None:
+                raise ResultsFileError(f"{path}: not a results file (line {number} is not JSON: {why})") from None
+            raise ResultsFileError(
+                f"{path}:{number}: not a JSON line ({why}); a torn or corrupt line is tolerated only as the last line"
+            ) from None
         if not isinstance(record, dict):
             raise ResultsFileError(f"{path}:{number}: a line is not a JSON object")
         if header is None:
-            if record.get("record") != "header":
-                raise ResultsFileError(f"{path}:{number}: the first line is not a results header")
-            if record.get("schema") != SCHEMA_VERSION:
-                raise ResultsFileError(
-                    f"{path}: schema version {record.get('schema')!r} is unknown (this harness reads {SCHEMA_VERSION})"
-                )
+            _check_header(path, number, record)
             header = record
             continue
         if record.get("record") != "cell":
             raise ResultsFileError(f"{path}:{number}: unknown record kind {record.get('record')!r}")
-        try:
-            cells.append(CellResult.from_record(record))
-        except TypeError as exc:
-            raise ResultsFileError(f"{path}:{number}: malformed cell record ({exc})") from None
+        problem = _type_problem(record)
+        if problem:
+            raise ResultsFileError(f"{path}:{number}: malformed cell record ({problem})")
+        cell = CellResult.from_record(record)
+        if cell.id in seen:
+            first_number, index = seen[cell.id]
+            if _verdict(cells[index]) != _verdict(cell):
+                raise ResultsFileError(
+                    f"{path}:{number}: cell {cell.id} is recorded twice with different results "
+                    f"(line {first_number}: {cells[index].outcome}, line {number}: {cell.outcome})"
+                )
+            cells[index] = cell
+            continue
+        seen[cell.id] = (number, len(cells))
+        cells.append(cell)
     if header is None:
         raise ResultsFileError(f"{path}: empty results file (no header)")
     return ResultsFile(header=header, cells=cells, dropped_torn_line=dropped)

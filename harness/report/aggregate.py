@@ -77,7 +77,7 @@ class Verdict:
 
 
 def verdict_of(cells: Iterable[CellResult]) -> Verdict:
-    """pass counts for; wrong/fail/crash (and unknown outcomes) against; env/skip/timeout not at all."""
+    """pass counts for; wrong/fail/crash/flaky (and unknown outcomes) against; env/skip/timeout not at all."""
     counts = Counter(cell.outcome for cell in cells)
     not_asked = tuple((outcome, counts[outcome]) for outcome in NOT_ASKED if counts[outcome])
     asked = sum(count for outcome, count in counts.items() if outcome not in NOT_ASKED)

@@ -23,7 +23,7 @@ VERDICT_RULES = (
     f"**{YES}**: every asked cell passed. **{MAJORITY}**: more than half passed."
     f" **{RARELY}**: some, but at most half, passed. **{NO}**: none passed."
     " Counts are passed/asked over all kernels and the row's pipelines;"
-    " wrong, fail and crash count as not passed; "
+    " wrong, fail, crash and flaky count as not passed; "
     + ", ".join(NOT_ASKED)
     + " cells were not asked (the question could not be put here) and are shown beside the counts."
 )

@@ -20,14 +20,39 @@ from harness.report.features import FeatureError, only_feature
 from harness.report.history import HistoryError, render_history
 from harness.report.merge import MergeError, merge_files
 from harness.report.render import render_report
-from harness.results import ResultsFileError, read_results
+from harness.results import ResultsFile, ResultsFileError, read_results, unknown_names
 
 Handler = Callable[[argparse.Namespace], int]
-BAD_INPUT = (OSError, ResultsFileError, FeatureError, DocsMarkerError, MergeError, HistoryError, BaselineError, UnicodeError)
 
 
-def _emit(text: str, output: str | None) -> None:
+class OutputError(Exception):
+    """An output path that would destroy an input; the message names it."""
+
+
+BAD_INPUT = (
+    OSError, OutputError, ResultsFileError, FeatureError, DocsMarkerError, MergeError, HistoryError, BaselineError,
+    UnicodeError,
+)
+
+
+def _read(path: str) -> ResultsFile:
+    """read_results, plus a warning on stderr for what was tolerated or flagged (never an error: exit stays 0)."""
+    results = read_results(path)
+    if results.dropped_torn_line:
+        print(f"warning: {path}: the last line is torn (a run killed mid-write); it was dropped", file=sys.stderr)
+    unknown = unknown_names(results.cells)
+    if unknown:
+        listed = "; ".join(f"{kind} {', '.join(repr(n) for n in names)}" for kind, names in unknown.items())
+        print(f"warning: {path}: names this harness does not know ({listed}); flagged in the report, "
+              "counted as not passed", file=sys.stderr)
+    return results
+
+
+def _emit(text: str, output: str | None, inputs: tuple[str, ...] = ()) -> None:
     if output:
+        for source in inputs:
+            if Path(output).resolve() == Path(source).resolve():
+                raise OutputError(f"{output}: the output would overwrite an input; choose another -o")
         write_text_atomic(output, text)
     else:
         sys.stdout.write(text)
@@ -47,15 +72,15 @@ def _guarded(handler: Handler) -> Handler:
 
 
 def report(args: argparse.Namespace) -> int:
-    results = read_results(args.results)
+    results = _read(args.results)
     if args.feature:
         results = only_feature(results, args.feature, args.results)
-    _emit(render_report(results), args.output)
+    _emit(render_report(results), args.output, (args.results,))
     return 0
 
 
 def docs(args: argparse.Namespace) -> int:
-    stale, diff = update_docs(args.file, read_results(args.results), check=args.check)
+    stale, diff = update_docs(args.file, _read(args.results), check=args.check)
     if args.check and stale:
         sys.stdout.write(diff)
         return 1
@@ -63,13 +88,13 @@ def docs(args: argparse.Namespace) -> int:
 
 
 def diff(args: argparse.Namespace) -> int:
-    old, new = read_results(args.old), read_results(args.new)
-    _emit(render_diff(old, new, args.old, args.new, markdown=args.format == "markdown"), args.output)
+    old, new = _read(args.old), _read(args.new)
+    _emit(render_diff(old, new, args.old, args.new, markdown=args.format == "markdown"), args.output, (args.old, args.new))
     return 1 if diff_results(old, new).has_regressions else 0
 
 
 def baseline(args: argparse.Namespace) -> int:
-    print(write_baseline(read_results(args.results), args.dir, source=args.results))
+    print(write_baseline(_read(args.results), args.dir, source=args.results))
     return 0
 
 
@@ -79,7 +104,7 @@ def merge(args: argparse.Namespace) -> int:
 
 
 def history(args: argparse.Namespace) -> int:
-    _emit(render_history([(name, read_results(name)) for name in args.results]), args.output)
+    _emit(render_history([(name, _read(name)) for name in args.results]), args.output, tuple(args.results))
     return 0
 
 

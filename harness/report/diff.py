@@ -73,7 +73,8 @@ def _describe(cell: CellResult | None) -> str:
     error_type, message = _error(cell)
     stage = f" at {cell.stage}" if cell.stage else ""
     said = ": ".join(part for part in (error_type, message) if part)
-    return cell.outcome + stage + (f" ({said})" if said else "")
+    runs = f" [runs: {', '.join(cell.repeats)}]" if cell.outcome == "flaky" and cell.repeats else ""
+    return cell.outcome + stage + (f" ({said})" if said else "") + runs
 
 
 def _environment(results: ResultsFile) -> str:

@@ -12,16 +12,20 @@ from harness.report.footnotes import Footnotes
 from harness.results import ResultsFile
 
 # The results the shipped docs (reports/api-choice.md) are generated from: the committed GPU run.
-COMMITTED_GPU_RESULTS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / (
+# The nightly job's pull requests (and a maintainer's accepted GPU run) commit reports/gpu-results.jsonl,
+# which then supersedes the run committed with the tests (tests/fixtures/ feeds goldens and stays put).
+GPU_FIXTURE_RESULTS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / (
     "gpu-h100-torch2.11.0+cu130-triton3.6.0-libstdcxx-preload.jsonl"
 )
+PUBLISHED_GPU_RESULTS = Path(__file__).resolve().parents[2] / "reports" / "gpu-results.jsonl"
+COMMITTED_GPU_RESULTS = PUBLISHED_GPU_RESULTS if PUBLISHED_GPU_RESULTS.exists() else GPU_FIXTURE_RESULTS
 
 BEGIN = "<!-- api-choice:begin -->"
 END = "<!-- api-choice:end -->"
 
 
 class DocsMarkerError(Exception):
-    """The file lacks exactly one begin marker followed by one end marker; the message names the file."""
+    """A document that cannot be read, or lacks exactly one begin marker followed by one end marker; names the file."""
 
 
 def render_region(results: ResultsFile) -> str:
@@ -49,8 +53,12 @@ def replace_region(text: str, region: str, name: str) -> str:
 def update_docs(path: str | Path, results: ResultsFile, check: bool = False) -> tuple[bool, str]:
     """(stale, unified diff). With check, nothing is written; otherwise a stale file is replaced atomically."""
     path = Path(path)
-    with open(path, encoding="utf-8", newline="") as handle:  # keep CRLF files byte for byte
-        old = handle.read()
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:  # keep CRLF files byte for byte
+            old = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or ("not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc))
+        raise DocsMarkerError(f"{path}: cannot be read as a document ({why})") from None
     new = replace_region(old, render_region(results), str(path))
     if new == old:
         return False, ""

@@ -10,13 +10,18 @@ from harness.results import CellResult
 
 
 def evidence_key(cell: CellResult) -> tuple[str, str, str, str]:
-    """What makes two non-pass cells "the same failure": outcome, stage, error type, first line."""
+    """What makes two non-pass cells "the same failure": outcome, stage, error type, first line.
+
+    A flaky cell's line ends with every run's outcome in order, so the footnote shows what did not hold still.
+    """
     message = first_line(cell.error) or first_line(cell.reason)
     error_type = cell.error_type or ""
     if cell.outcome == "env" and cell.control and not message:
         control = cell.control
         message = first_line(control.get("error")) or first_line(control.get("reason"))
         error_type = error_type or str(control.get("error_type") or "")
+    if cell.outcome == "flaky" and cell.repeats:
+        message = f"{message} (runs: {', '.join(cell.repeats)})".strip()
     return (cell.outcome, cell.stage or "", error_type, message)
 
 

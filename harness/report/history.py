@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from harness.report.aggregate import YES, cells_for, final_cells, verdict_of
+from harness.report.aggregate import NOT_MEASURED, YES, cells_for, final_cells, verdict_of
 from harness.report.capabilities import CAPABILITIES
 from harness.report.chart import chart_columns
 from harness.report.environment import tier_of
 from harness.report.escape import escape_cell
+from harness.report.merge import VOLATILE_ENVIRONMENT_KEYS
 from harness.report.tables import markdown_table
 from harness.results import CellResult, ResultsFile
 
@@ -39,23 +40,62 @@ def version_label(results: ResultsFile) -> str:
 
 
 def holds_since(labels: Sequence[str], words: Sequence[str]) -> str:
-    """The earliest label from which every later one is Yes; NEVER when the latest is not Yes."""
+    """The earliest label from which every later one is Yes; NEVER when the latest is not Yes.
+
+    A column that did not measure the row at all (a run of other pipelines) is passed over."""
     since = NEVER
     for label, word in zip(reversed(labels), reversed(words)):
+        if word == NOT_MEASURED:
+            continue
         if word != YES:
             break
         since = label
     return since
 
 
-def _tier_table(files: list[tuple[str, ResultsFile]]) -> str:
+def _stable_environment(results: ResultsFile) -> dict:
+    """The software and hardware a run measured; an absent key and a recorded null or "" are the same."""
+    return {k: v for k, v in results.environment.items() if k not in VOLATILE_ENVIRONMENT_KEYS and v not in (None, "")}
+
+
+def _columns(files: list[tuple[str, ResultsFile]]) -> list[tuple[str, dict[str, CellResult]]]:
+    """(label, cells) per column. Files of one environment with disjoint cells (shards, or runs of other
+    kernels) share a column; a second environment or a re-run of the same cells at the same versions gets
+    its own column, labelled by the environment keys that differ, else by its start time."""
     files = sorted(files, key=lambda f: (version_key(f[1].environment.get("torch")),
-                                         version_key(f[1].environment.get("triton")), f[0]))
-    labels = [version_label(results) for _, results in files]
-    for index, label in enumerate(labels):
-        if labels.index(label) != index:
-            raise HistoryError(f"{files[labels.index(label)][0]} and {files[index][0]}: both are {label}; merge them")
-    cells: list[dict[str, CellResult]] = [final_cells(results) for _, results in files]
+                                         version_key(f[1].environment.get("triton")), str(f[1].header.get("started")), f[0]))
+    runs: list[tuple[list[str], ResultsFile, dict[str, CellResult]]] = []
+    for name, results in files:
+        cells = final_cells(results)
+        run = next((r for r in runs if _stable_environment(r[1]) == _stable_environment(results)
+                    and not set(r[2]) & set(cells)), None)
+        if run is None:
+            runs.append(([name], results, dict(cells)))
+        else:
+            run[0].append(name)
+            run[2].update(cells)
+    columns: list[tuple[str, dict[str, CellResult]]] = []
+    for names, results, cells in runs:
+        base = version_label(results)
+        peers = [r for r in runs if version_label(r[1]) == base]
+        envs = [_stable_environment(r[1]) for r in peers]
+        differing = sorted(k for k in set().union(*envs) if len({repr(e.get(k)) for e in envs}) > 1)
+        env = _stable_environment(results)
+        label = base + "".join(f", {k}={env.get(k) or 'none'}" for k in differing)
+        if sum(_stable_environment(r[1]) == env for r in peers) > 1:  # a re-run of the same environment
+            label += f", run {results.header.get('started')}"
+        clash = next((c for c in columns if c[0] == label), None)
+        if clash is not None:
+            first = next(r[0][0] for r in runs if r[2] is clash[1])
+            raise HistoryError(f"{first} and {names[0]}: both are {base}; merge them")
+        columns.append((label, cells))
+    return columns
+
+
+def _tier_table(files: list[tuple[str, ResultsFile]]) -> str:
+    measured = _columns(files)
+    labels = [label for label, _ in measured]
+    cells: list[dict[str, CellResult]] = [column for _, column in measured]
     columns = chart_columns({k: v for per_file in cells for k, v in per_file.items()})
     rows = []
     for capability in CAPABILITIES:

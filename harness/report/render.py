@@ -15,7 +15,7 @@ from harness.report.escape import escape_cell
 from harness.report.features import render_feature_table
 from harness.report.footnotes import Footnotes, describe, evidence_key, mark
 from harness.report.tables import markdown_table
-from harness.results import CellResult, ResultsFile
+from harness.results import CellResult, ResultsFile, unknown_names
 from harness.vocab import PIPELINES, STYLES
 
 TITLE = "# Triton kernel compatibility matrix"
@@ -28,6 +28,7 @@ SYMBOLS: dict[str, tuple[str, str]] = {
     "timeout": ("⏱️", "ran out of time (not counted in verdicts)"),
     "skip": ("⏭️", "cannot be asked here, with a reason (not counted in verdicts)"),
     "env": ("🌐", "the native control failed too: the environment is at fault (not counted in verdicts)"),
+    "flaky": ("🎲", "repeated runs gave different outcomes (counted as not passed; the footnote lists them)"),
 }
 UNKNOWN_SYMBOL = ("❓", "an outcome this report does not know (counted as not passed)")
 NOT_RECORDED = ("·", "no result recorded for this cell")
@@ -68,6 +69,16 @@ def render_summary(cells: dict[str, CellResult]) -> str:
     return f"{len(cells)} cells" + (f": {parts}." if parts else ".")
 
 
+def render_unknown_names(cells: dict[str, CellResult]) -> str:
+    """A visible flag for names this harness does not know (a newer harness or a hand edit); empty when none."""
+    unknown = unknown_names(list(cells.values()))
+    if not unknown:
+        return ""
+    listed = "; ".join(f"{kind} " + ", ".join(escape_cell(name, limit=60) for name in names) for kind, names in unknown.items())
+    return (f"**Names this harness does not know:** {listed}. Unknown outcomes are shown as {UNKNOWN_SYMBOL[0]} and counted as"
+            " not passed; unknown styles and pipelines appear in the detail grids but in no chart row.")
+
+
 def render_report(results: ResultsFile) -> str:
     """Title, environment, the API-choice chart with its rules, then a grid per kernel."""
     cells = final_cells(results)
@@ -77,6 +88,9 @@ def render_report(results: ResultsFile) -> str:
     out += ["## Environment", environment_table(results.header)]
     if results.dropped_torn_line:
         out.append("The results file ended in a torn line (a killed run); that line was dropped.")
+    flagged = render_unknown_names(cells)
+    if flagged:
+        out.append(flagged)
     out += ["## Which API should I use?", render_summary(cells)]
     chart_notes = Footnotes()
     out.append(render_chart(results, chart_notes))

@@ -1,0 +1,101 @@
+"""`python -m harness.report.refresh [--check]`: rebuild every committed document that is made from committed results.
+
+Those documents are each Markdown file of the checkout with the api-choice markers (the chart,
+rendered from the committed GPU results or --results) and reports/history.md (from every results
+file under tests/fixtures/ and reports/). "Of the checkout" means what git would commit: tracked
+files and new ones it does not ignore, so a local run's ignored reports/results-*.jsonl never
+leaks into a committed table. `nox -s docs` runs this; CI runs it with --check (exit 1: stale).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.report.atomic import write_text_atomic
+from harness.report.docs import BEGIN, COMMITTED_GPU_RESULTS, DocsMarkerError, update_docs
+from harness.report.history import HistoryError, render_history
+from harness.results import ResultsFileError, read_results
+
+REPO = Path(__file__).resolve().parents[2]
+HISTORY = Path("reports") / "history.md"
+RESULTS_FOLDERS = ("tests/fixtures", "reports")
+
+
+def checkout_files(repo: Path, suffix: str) -> list[Path]:
+    """Relative paths git would commit (tracked, or new and not ignored); every file when `repo` is no git checkout."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                                cwd=repo, capture_output=True, text=True, timeout=60, check=True).stdout
+        names = {Path(name) for name in listed.split("\0") if name}
+    except (OSError, subprocess.SubprocessError):
+        names = {path.relative_to(repo) for path in repo.rglob(f"*{suffix}")
+                 if not any(part.startswith(".") for part in path.relative_to(repo).parts)}
+    return sorted(name for name in names if name.name.endswith(suffix) and (repo / name).is_file())
+
+
+def history_sources(repo: Path) -> list[Path]:
+    return [path for path in checkout_files(repo, ".jsonl")
+            if path.parts[:2] == ("tests", "fixtures") or path.parts[0] == "reports"]
+
+
+def marked_docs(repo: Path) -> list[Path]:
+    """Markdown files holding an api-choice region; tests/ (goldens, fixtures) is not documentation."""
+    return [path for path in checkout_files(repo, ".md")
+            if path.parts[0] != "tests" and BEGIN in (repo / path).read_text(encoding="utf-8", errors="replace")]
+
+
+def history_text(repo: Path) -> str:
+    sources = history_sources(repo)
+    if not sources:
+        raise HistoryError(f"{repo}: no results files under {' or '.join(RESULTS_FOLDERS)}")
+    return render_history([(str(path), read_results(repo / path)) for path in sources])
+
+
+def refresh_history(repo: Path, check: bool) -> tuple[bool, str]:
+    """(stale, unified diff) for reports/history.md; rewritten atomically unless check."""
+    path = repo / HISTORY
+    new = history_text(repo)
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if new == old:
+        return False, ""
+    diff = "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        f"{HISTORY} (current)", f"{HISTORY} (expected)"))
+    if not check:
+        write_text_atomic(path, new)
+    return True, diff
+
+
+def refresh(repo: Path, results_path: Path, check: bool) -> int:
+    """Each document's state on stdout, diffs of stale ones with check; 1 when check found one stale."""
+    results = read_results(results_path)
+    outcomes: list[tuple[Path, bool, str]] = []
+    for doc in marked_docs(repo):
+        outcomes.append((doc, *update_docs(repo / doc, results, check=check)))
+    outcomes.append((HISTORY, *refresh_history(repo, check)))
+    for path, stale, diff in outcomes:
+        if check and stale:
+            sys.stdout.write(diff)
+        print(f"{path}: {('stale' if check else 'rewritten') if stale else 'fresh'}")
+    return 1 if check and any(stale for _, stale, _ in outcomes) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.report.refresh", description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; print diffs and exit 1 when stale")
+    parser.add_argument("--results", type=Path, default=COMMITTED_GPU_RESULTS,
+                        help="results the api-choice charts are rendered from (default: the committed GPU results)")
+    parser.add_argument("--repo", type=Path, default=REPO, help="the checkout to refresh (default: this one)")
+    args = parser.parse_args(argv)
+    try:
+        return refresh(args.repo.resolve(), args.results, args.check)
+    except (OSError, UnicodeError, ResultsFileError, DocsMarkerError, HistoryError) as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
