@@ -6,13 +6,16 @@ Reads results only; no torch.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from tabulate import tabulate
 
 from harness.results import ResultsFile
 from harness.vocab import OUTCOMES, PIPELINES, STYLES
 
-SYMBOLS = {"pass": "ok", "wrong": "WRONG", "fail": "FAIL", "crash": "CRASH", "timeout": "TIME", "skip": "-", "env": "env", "flaky": "FLAKY"}
+SYMBOLS = {"pass": "ok", "wrong": "WRONG", "fail": "FAIL", "crash": "CRASH", "timeout": "TIME", "skip": "-", "env": "env",
+           "flaky": "FLAKY"}
+FLAKY_LINES = 20  # the summary stays one screen; the results file has them all
 
 
 def tier_line(results: ResultsFile) -> str:
@@ -23,6 +26,13 @@ def tier_line(results: ResultsFile) -> str:
         where = f"GPU tier: {env.get('gpu')} (driver {env.get('driver')}, CUDA {env.get('cuda')})"
     preload = f", LD_PRELOAD={env['ld_preload']}" if env.get("ld_preload") else ""
     return f"{where}; torch {env.get('torch')}, triton {env.get('triton')}, Python {env.get('python')}{preload}"
+
+
+def ordered(results: ResultsFile) -> list[Any]:
+    """Cells in the report's order (kernel, style, pipeline), so the summary never depends on which worker finished first."""
+    from harness.report.aggregate import cell_order
+
+    return sorted(results.cells, key=cell_order)
 
 
 def outcome_counts(results: ResultsFile) -> dict[str, int]:
@@ -36,8 +46,10 @@ def _grid_cell(outcomes: list[str]) -> str:
     counts = Counter(outcomes)
     if len(counts) == 1:
         outcome = outcomes[0]
-        return SYMBOLS[outcome] if len(outcomes) == 1 else f"{SYMBOLS[outcome]} x{len(outcomes)}"
-    return " ".join(f"{SYMBOLS[o]}:{counts[o]}" for o in OUTCOMES if counts[o])
+        symbol = SYMBOLS.get(outcome, "?")
+        return symbol if len(outcomes) == 1 else f"{symbol} x{len(outcomes)}"
+    known = [o for o in OUTCOMES if counts[o]] + sorted(o for o in counts if o not in OUTCOMES)
+    return " ".join(f"{SYMBOLS.get(o, '?')}:{counts[o]}" for o in known)
 
 
 def render_summary(results: ResultsFile, tablefmt: str = "simple") -> str:
@@ -56,7 +68,19 @@ def render_summary(results: ResultsFile, tablefmt: str = "simple") -> str:
         "",
         "legend: " + ", ".join(f"{v} = {k}" for k, v in SYMBOLS.items()) + " (xN: N kernels)",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines + flaky_lines(results))
+
+
+def flaky_lines(results: ResultsFile) -> list[str]:
+    """Each flaky cell with its runs' outcomes in order (--repeat N): a verdict that did not hold still."""
+    flaky = [cell for cell in ordered(results) if cell.outcome == "flaky"]
+    if not flaky:
+        return []
+    lines = ["", f"flaky ({len(flaky)}; outcomes of the repeated runs, in order):"]
+    lines += [f"- {cell.id}: {', '.join(cell.repeats or [])}" for cell in flaky[:FLAKY_LINES]]
+    if len(flaky) > FLAKY_LINES:
+        lines.append(f"  ... and {len(flaky) - FLAKY_LINES} more in the results file")
+    return lines
 
 
 def render_summary_markdown(results: ResultsFile, title: str) -> str:
@@ -66,7 +90,7 @@ def render_summary_markdown(results: ResultsFile, title: str) -> str:
 
     evidence = [
         [escape_cell(value) for value in (c.id, c.outcome, c.stage or "", c.error_type or "", c.error or c.reason or "")]
-        for c in results.cells
+        for c in ordered(results)
         if c.outcome != "pass"
     ]
     table = markdown_table(["cell", "outcome", "stage", "error type", "first line / reason"], evidence)

@@ -1,0 +1,84 @@
+"""What a `run` will do, decided before it starts: which cells (after --shard and --resume), into which file.
+
+The pytest plugin makes the same decision in every worker from the same options
+(`MatrixState.planned`); this side needs it to pass those options on, to know which
+cells the finished file must hold, and to say how far an interrupted run got.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.repeat import parse_repeat
+from harness.results import ResultsFileError, read_results
+from harness.resume import check_resumable, repair_torn_tail, resume_command
+from harness.selection import Cell
+from harness.shard import Shard, load_durations, parse_shard, shard_cells
+
+
+class PlanError(ValueError):
+    """Options that contradict each other; the message is one line."""
+
+
+@dataclass
+class RunPlan:
+    asked: list[Cell]  # the selection after --shard: every one must be in the file when the run ends
+    to_run: list[Cell]  # asked, less the cells a --resume file already holds
+    output: Path
+    resume: bool = False
+    shard: Shard | None = None
+    options: list[str] = field(default_factory=list)  # the pytest options that make the plugin decide the same
+
+    def done(self) -> int:
+        """How many asked cells the results file holds now (0 when it is missing or unreadable)."""
+        try:
+            held = {cell.id for cell in read_results(self.output).cells}
+        except ResultsFileError:
+            return 0
+        return sum(cell.id in held for cell in self.asked)
+
+
+def plan_run(args: argparse.Namespace, selection: list[Cell], environment: dict[str, Any], default_output: Path) -> RunPlan:
+    """Raises ShardError, ResumeError, RepeatError or PlanError (all ValueError) on bad options."""
+    repeat = parse_repeat(args.repeat)
+    shard = parse_shard(args.shard) if args.shard else None
+    if args.durations_from and not shard:
+        raise PlanError("--durations-from balances shards; it needs --shard I/N")
+    durations = load_durations(args.durations_from) if args.durations_from else None
+    asked = shard_cells(selection, shard, durations)
+    if shard:
+        balance = f"balanced by the durations in {args.durations_from}" if durations is not None else "round robin"
+        print(f"shard {shard}: {len(asked)} of {len(selection)} selected cells ({balance})")
+    options = ["--matrix-repeat", str(repeat)]
+    if shard:
+        options += ["--matrix-shard", str(shard)]
+    if args.durations_from:
+        options += ["--matrix-durations-from", str(args.durations_from)]
+    if not args.resume:
+        output = Path(args.output or default_output)
+        return RunPlan(asked, list(asked), output, shard=shard, options=options)
+    output = Path(args.resume)
+    if args.output and Path(args.output).resolve() != output.resolve():
+        raise PlanError(f"--resume {output} appends to that file; -o/--output names another ({args.output})")
+    if args.overwrite:
+        raise PlanError("--resume appends to its results file; --overwrite would replace it: choose one")
+    check_resumable(output, environment)
+    cut = repair_torn_tail(output)
+    if cut:
+        print(f"resume: cut {cut} bytes of a torn last line from {output} (a write the stop interrupted)")
+    done = {cell.id for cell in check_resumable(output, environment).cells}
+    to_run = [cell for cell in asked if cell.id not in done]
+    print(f"resume: {len(asked) - len(to_run)} of {len(asked)} cells already in {output}; running {len(to_run)}")
+    return RunPlan(asked, to_run, output, resume=True, shard=shard, options=options + ["--matrix-resume", str(output)])
+
+
+def interrupted_message(plan: RunPlan, command: list[str]) -> str:
+    """One line: how far the run got and the command that finishes it."""
+    done = plan.done()
+    if not plan.output.exists():
+        return f"interrupted: 0 of {len(plan.asked)} cells done, nothing written; run again with: {shlex.join(command)}"
+    return f"interrupted: {done} of {len(plan.asked)} cells done; resume with: {resume_command(command, plan.output)}"
