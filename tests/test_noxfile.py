@@ -1,0 +1,149 @@
+"""The nox sessions: what they install, which torch they accept, and a real `nox --no-venv -s matrix`.
+
+The real run asks one cell that the CPU tier always skips (add/native/cudagraphs), so it costs
+seconds; against a reference in which that cell passed it must fail as a regression, having
+written the results, the summary, the report and the diff first, as the nightly job needs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.report import docs
+
+REPO = Path(__file__).resolve().parents[1]
+CPU_FIXTURE = REPO / "tests" / "fixtures" / "cpu-torch2.13.0+cpu-triton3.7.1.jsonl"
+CELL = "add/native/cudagraphs"
+
+
+def require_nox() -> None:
+    if importlib.util.find_spec("nox") is None:
+        if os.environ.get("TCM_REQUIRE_TOOLS") == "1":
+            pytest.fail("nox is not installed in the tests session (WORKFLOW_TOOLS in noxfile.py)")
+        pytest.skip("nox is not installed")
+
+
+@pytest.fixture(scope="module")
+def noxfile():
+    require_nox()
+    spec = importlib.util.spec_from_file_location("tcm_noxfile", REPO / "noxfile.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_harness_dependencies_are_pyprojects_less_torch_and_triton(noxfile) -> None:
+    tomllib = pytest.importorskip("tomllib")
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    assert tuple(d for d in declared if not d.startswith(("torch", "triton"))) == noxfile.HARNESS_DEPENDENCIES
+
+
+def test_matrix_diffs_against_what_the_docs_render_from(noxfile) -> None:
+    assert REPO / noxfile.REFERENCE["gpu"] == docs.GPU_FIXTURE_RESULTS
+    assert REPO / noxfile.PUBLISHED_GPU_RESULTS == docs.PUBLISHED_GPU_RESULTS
+    assert all((REPO / path).is_file() for path in noxfile.REFERENCE.values())
+
+
+def test_reference_is_the_published_gpu_run_unless_this_run_is_it(noxfile, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("TCM_REFERENCE", raising=False)
+    monkeypatch.setattr(noxfile, "REPO", tmp_path)
+    assert noxfile.reference_for("gpu", tmp_path / "run.jsonl") == noxfile.REFERENCE["gpu"]
+    (tmp_path / noxfile.PUBLISHED_GPU_RESULTS).parent.mkdir()
+    (tmp_path / noxfile.PUBLISHED_GPU_RESULTS).write_text("{}\n")
+    assert noxfile.reference_for("gpu", tmp_path / "run.jsonl") == noxfile.PUBLISHED_GPU_RESULTS
+    assert noxfile.reference_for("gpu", tmp_path / noxfile.PUBLISHED_GPU_RESULTS) == noxfile.REFERENCE["gpu"]
+    assert noxfile.reference_for("cpu", tmp_path / "run.jsonl") == noxfile.REFERENCE["cpu"]
+    monkeypatch.setenv("TCM_REFERENCE", "mine.jsonl")
+    assert noxfile.reference_for("gpu", tmp_path / "run.jsonl") == "mine.jsonl"
+
+
+def test_torch_requirements(noxfile, monkeypatch) -> None:
+    monkeypatch.delenv("TCM_TRITON", raising=False)
+    monkeypatch.setattr(noxfile, "TORCH_INDEX", None)
+    assert noxfile.torch_requirements("default") == [noxfile.TORCH, noxfile.TRITON]
+    assert noxfile.torch_requirements("2.11.0") == ["torch==2.11.0", "triton==3.6.0"]
+    assert noxfile.torch_requirements("2.9.1") == ["torch==2.9.1", "triton"]  # torch's own pin decides
+    assert noxfile.torch_requirements("nightly") == ["--pre", "torch", "--index-url", noxfile.NIGHTLY_INDEX]
+    monkeypatch.setattr(noxfile, "TORCH_INDEX", "https://example.invalid/whl/cu130")
+    assert noxfile.torch_requirements("stable")[-2:] == ["--index-url", "https://example.invalid/whl/cu130"]
+
+
+@pytest.mark.parametrize(("choice", "installed", "accepted"), [
+    ("default", "2.16.0.dev20261101+cu130", True),
+    ("2.11.0", "2.11.0+cu130", True),
+    ("2.11.0", "2.13.0+cpu", False),
+    ("nightly", "2.16.0.dev20261101+cu130", True),
+    ("nightly", "2.13.0+cpu", False),
+    ("stable", "2.15.0", True),
+    ("stable", "2.16.0.dev20261101+cu130", False),
+])
+def test_no_venv_checks_the_installed_torch_is_the_one_asked(noxfile, choice, installed, accepted) -> None:
+    assert (noxfile.check_torch(choice, installed) is None) is accepted
+
+
+def test_option_value_reads_what_harness_run_will(noxfile) -> None:
+    assert noxfile.option_value(["-k", "add", "-o", "a.jsonl", "--output=b.jsonl"], "-o", "--output") == "b.jsonl"
+    assert noxfile.option_value(["--shard", "2/4"], "--shard") == "2/4"
+    assert noxfile.option_value(["-k", "add"], "-o", "--output") is None
+
+
+def nox(*args: str, env: dict[str, str] | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
+    require_nox()
+    return subprocess.run([sys.executable, "-m", "nox", "-f", str(REPO / "noxfile.py"), *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def test_plain_matrix_is_one_session_and_each_torch_has_its_own() -> None:
+    completed = nox("-l", "--json", "-s", "matrix")
+    assert completed.returncode == 0, completed.stderr
+    assert [s["session"] for s in json.loads(completed.stdout)] == ["matrix"]
+    named = ["matrix(torch='2.11.0')", 'matrix(torch="nightly")', "matrix(torch='stable')", "tests", "lint", "docs",
+             "bench"]
+    assert nox("-l", "--json", "-s", *named).returncode == 0
+    assert nox("-l", "--json", "-s", "matrix(torch='0.0.0')").returncode != 0
+
+
+def reference(tmp_path: Path, outcome: str) -> Path:
+    """The committed CPU results' header and one cell, its outcome replaced."""
+    lines = CPU_FIXTURE.read_text(encoding="utf-8").splitlines()
+    record = next(json.loads(line) for line in lines[1:] if json.loads(line)["id"] == CELL)
+    record.update(outcome=outcome, reason=None if outcome == "pass" else record["reason"])
+    path = tmp_path / f"reference-{outcome}.jsonl"
+    path.write_text(lines[0] + "\n" + json.dumps(record) + "\n", encoding="utf-8")
+    return path
+
+
+def run_matrix(tmp_path: Path, reference_outcome: str) -> tuple[subprocess.CompletedProcess, Path]:
+    results = tmp_path / f"run-{reference_outcome}.jsonl"
+    completed = nox("--no-venv", "-s", "matrix", "--", "--tier", "cpu", "-k", "add", "-s", "native", "-p", "cudagraphs",
+                    "-n", "1", "-o", str(results), env={"TCM_REFERENCE": str(reference(tmp_path, reference_outcome))},
+                    timeout=600)
+    return completed, results
+
+
+@pytest.mark.slow
+def test_no_venv_matrix_writes_results_report_and_diff(tmp_path: Path) -> None:
+    completed, results = run_matrix(tmp_path, "skip")
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    stem = str(results).removesuffix(".jsonl")
+    for path in (results, Path(f"{stem}.md"), Path(f"{stem}.report.md"), Path(f"{stem}.diff.md")):
+        assert path.is_file(), f"{path} not written\n{completed.stderr[-3000:]}"
+    assert "0 regressions" in Path(f"{stem}.diff.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_no_venv_matrix_fails_on_a_regression_after_writing_everything(tmp_path: Path) -> None:
+    completed, results = run_matrix(tmp_path, "pass")
+    assert completed.returncode != 0
+    assert "diff exited 1" in completed.stderr, completed.stderr[-3000:]
+    diff = Path(str(results).removesuffix(".jsonl") + ".diff.md").read_text(encoding="utf-8")
+    assert "Regressions (1)" in diff and "add/native/cudagraphs" in diff
+    assert Path(str(results).removesuffix(".jsonl") + ".report.md").is_file()
