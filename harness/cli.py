@@ -35,14 +35,25 @@ def _add_run_parser(subparsers: Any) -> None:
     run.add_argument("-k", "--kernel", action="append", default=[], help="kernel name (repeatable, or comma-separated)")
     run.add_argument("-s", "--style", action="append", default=[], help=f"style: {', '.join(STYLES)}")
     run.add_argument("-p", "--pipeline", action="append", default=[], help="pipeline name (see `list`)")
+    run.add_argument("--subset", default=None, choices=("ci",),
+                     help="a named set of pipelines (ci: every kernel and style in the CPU tier's CI pipelines)")
     run.add_argument("-n", "--workers", default="1", help="parallel workers (pytest-xdist; 'auto' = one per core)")
     run.add_argument("-o", "--output", default=None, help="results file (default reports/results-<env>.jsonl)")
     run.add_argument("--summary", default=None, help="Markdown summary file (default: the results path with .md)")
     run.add_argument("--overwrite", action="store_true", help="replace an existing results file")
     run.add_argument("--kernels-from", action="append", default=[], help="module or .py file with more KernelSpecs")
     run.add_argument("--tier", choices=("auto", "gpu", "cpu"), default="auto")
-    run.add_argument("--isolation", choices=("fork", "process"), default="fork")
+    run.add_argument("--isolation", choices=("fork", "process", "worker"), default="fork",
+                     help="fork: a child per cell; process: a new interpreter per cell; "
+                          "worker: cells run in long-lived xdist workers, replaced after a crash, timeout or CUDA error")
+    run.add_argument("--cold-cache", action="store_true", help="every cell gets empty Inductor and Triton caches")
     run.add_argument("--timeout", type=float, default=None, help="per-cell limit in seconds")
+    run.add_argument("--shard", default=None, metavar="I/N", help="run only shard I of N (1 <= I <= N), deterministic")
+    run.add_argument("--durations-from", default=None, metavar="RESULTS.jsonl",
+                     help="balance --shard by the cell durations of this earlier run")
+    run.add_argument("--resume", default=None, metavar="RESULTS.jsonl",
+                     help="run only the selected cells not yet in this results file, appending to it")
+    run.add_argument("--repeat", default="1", metavar="N", help="run each cell N times; differing outcomes make it flaky")
     run.add_argument("pytest_args", nargs="*", help="after --: passed to pytest unchanged")
 
 
@@ -50,6 +61,8 @@ def command_run(args: argparse.Namespace) -> int:
     import pytest
 
     from harness.environment import describe, environment_tag
+    from harness.plan import interrupted_message, plan_run
+    from harness.report.atomic import write_text_atomic
     from harness.results import ResultsFileError, read_results
     from harness.selection import SelectionError, select_cells, validate
     from harness.summary import render_summary_markdown
@@ -59,16 +72,21 @@ def command_run(args: argparse.Namespace) -> int:
     try:
         kernels = validate("kernel", args.kernel, loaded["specs"])
         styles = validate("style", args.style, STYLES)
-        pipelines = validate("pipeline", args.pipeline, PIPELINES)
+        pipelines = validate("pipeline", args.pipeline or _subset(args), PIPELINES)
     except SelectionError as exc:
         raise CliError(str(exc)) from None
     if not MATRIX_DIR.is_dir():
         raise CliError(f"{MATRIX_DIR}: the matrix suites are not there; run from a checkout (pip install -e .)")
     environment = describe(loaded["tier"])
-    output = Path(args.output or Path("reports") / f"results-{environment_tag(environment)}.jsonl")
+    try:  # --shard, --durations-from, --resume, --repeat
+        plan = plan_run(args, select_cells(kernels, styles, pipelines), environment,
+                        Path("reports") / f"results-{environment_tag(environment)}.jsonl")
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    output = plan.output
     summary = Path(args.summary) if args.summary else output.with_suffix(".md")
     for path in (output, summary):
-        if path.exists() and not args.overwrite:
+        if path.exists() and not args.overwrite and not plan.resume:  # resuming appends, and renews the summary
             raise CliError(f"{path}: exists; pass --overwrite to replace it, or -o/--summary for another path")
     _check_writable(output)
     _check_writable(summary)
@@ -82,10 +100,24 @@ def command_run(args: argparse.Namespace) -> int:
             pytest_args += [option, value]
     if args.timeout:
         pytest_args += ["--matrix-timeout", str(args.timeout)]
-    if str(args.workers) not in ("0", "1"):
-        pytest_args += ["-n", str(args.workers), "--dist", "loadgroup"]
-    pytest_args += args.pytest_args
-    code = pytest.main(pytest_args)
+    if args.cold_cache:
+        pytest_args += ["--matrix-cold-cache"]
+    if str(args.workers) not in ("0", "1") or args.isolation == "worker":  # worker mode needs xdist workers, even one
+        workers = "1" if str(args.workers) == "0" else str(args.workers)
+        pytest_args += ["-n", workers, "--dist", "loadgroup"]
+    pytest_args += plan.options + args.pytest_args
+    if not plan.to_run and not plan.resume:
+        print(f"shard {plan.shard}: no cells in this shard of the selection; nothing to run, nothing written")
+        return 0
+    try:
+        code = pytest.main(pytest_args) if plan.to_run else pytest.ExitCode.OK
+    except KeyboardInterrupt:  # outside pytest's own handling
+        code = pytest.ExitCode.INTERRUPTED
+    if code == pytest.ExitCode.INTERRUPTED:
+        from harness.pytest_plugin import command_line
+
+        print(interrupted_message(plan, command_line()), file=sys.stderr)
+        return 130
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         print(f"error: pytest stopped with exit code {int(code)}; results so far are in {output}", file=sys.stderr)
         return int(code)
@@ -93,9 +125,9 @@ def command_run(args: argparse.Namespace) -> int:
         results = read_results(output)
     except ResultsFileError as exc:
         raise CliError(str(exc)) from None
-    asked = {cell.id for cell in select_cells(kernels, styles, pipelines)}
+    asked = {cell.id for cell in plan.asked}
     missing = sorted(asked - {cell.id for cell in results.cells})
-    summary.write_text(render_summary_markdown(results, f"Matrix summary: {output.name}"))
+    write_text_atomic(summary, render_summary_markdown(results, f"Matrix summary: {output.name}"))
     print(f"summary: {summary}")
     if missing:
         print(f"error: {len(missing)} cell(s) have no result, first {missing[0]}", file=sys.stderr)
@@ -116,7 +148,15 @@ def _differences_from_baseline(results: Any) -> list[str]:
             for cell in results.cells if cell.id in expected and expected[cell.id] != cell.outcome]
 
 
+def _subset(args: argparse.Namespace) -> list[str]:
+    from harness.subsets import subset_pipelines
+
+    return list(subset_pipelines(args.subset)) if getattr(args, "subset", None) else []
+
+
 def _check_writable(path: Path) -> None:
+    if path.is_dir():
+        raise CliError(f"{path}: is a folder, not a file")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -131,9 +171,11 @@ def command_list(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     specs = _load(args)["specs"]
-    rows = [[spec.name, ", ".join(spec.features), spec.description, spec.source] for spec in specs.values()]
+    rows = [[spec.name, ", ".join(spec.features), ", ".join(str(d).removeprefix("torch.") for d in spec.dtypes),
+             "yes" if spec.accepts_noncontiguous else "may refuse", spec.description, spec.source]
+            for spec in specs.values()]
     print("kernels:")
-    print(tabulate(rows, headers=["name", "features", "description", "from"]))
+    print(tabulate(rows, headers=["name", "features", "dtypes", "strided views", "description", "from"]))
     print("\nstyles: " + ", ".join(STYLES))
     print("\npipelines:")
     for family, pipelines in PIPELINE_FAMILIES.items():
@@ -147,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_parser(subparsers)
     listing = subparsers.add_parser("list", help="the kernels, styles and pipelines this harness knows")
     listing.add_argument("--kernels-from", action="append", default=[])
+    from harness.bench import add_bench_parser
+
+    add_bench_parser(subparsers)
     try:
         from harness.report.cli import add_subcommands
     except ImportError:

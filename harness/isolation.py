@@ -1,10 +1,12 @@
 """Runs each cell in a process of its own, so a segfault, a hang or a poisoned CUDA context stays in that cell.
 
-Two mechanisms, chosen by measurement (README):
-- `fork`: the caller (a pytest worker that has imported torch and triton but never touched CUDA)
-  forks one child per cell; the child pays no import cost.
+Three mechanisms, compared by `python -m harness bench` (README):
+- `fork`: the caller (a pytest worker that has imported torch and triton, and on the CPU tier Dynamo and
+  Inductor too, but never touched CUDA) forks one child per cell; the child pays no import cost.
 - `process`: a brand-new interpreter per cell (`python -m harness.cell_worker`), the reference.
-Either way the parent only waits, reads the child's result file, and turns a death or a
+- `worker`: no process per cell; the cell runs in the pytest-xdist worker itself, which is replaced
+  after a crash, a timeout or a CUDA error (harness.worker_mode).
+In the first two the parent only waits, reads the child's result file, and turns a death or a
 timeout into `crash` or `timeout`, naming the stage the child had reached.
 """
 
@@ -25,7 +27,9 @@ from pathlib import Path
 from harness.cell import CellRequest, execute_cell, result_for
 from harness.results import CellResult
 
-ISOLATION_MODES = ("fork", "process")
+ISOLATION_MODES = ("fork", "process", "worker")
+# Imported once in a CPU-tier fork parent, so that no forked cell pays for them (seconds a cell, measured in README).
+WARM_IMPORTS = ("torch._dynamo", "torch._inductor.compile_fx")
 LOG_TAIL_CHARS = 1000
 
 
@@ -47,7 +51,17 @@ def child_main(request: CellRequest, workdir: Path) -> int:
     return 0
 
 
+def warm_imports() -> None:
+    """What most cells import lazily, imported here once: each forked cell would otherwise pay seconds for it."""
+    import importlib
+
+    for name in WARM_IMPORTS:
+        importlib.import_module(name)
+
+
 def _run_forked(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[int | None, bool]:
+    if request.tier != "gpu":  # on the GPU, importing Inductor queries the device and initialises CUDA: no fork after that
+        warm_imports()
     pid = os.fork()
     if pid == 0:  # child
         code = 70
@@ -118,7 +132,7 @@ def _child_log(workdir: Path) -> str:
         return ""
 
 
-def _death_line(log: str) -> str:
+def death_line(log: str) -> str:
     """What a dying child said: faulthandler's 'Fatal Python error' and the innermost Python frame, else its last line."""
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     for index, line in enumerate(lines):
@@ -133,6 +147,10 @@ def _death_line(log: str) -> str:
 def run_isolated(request: CellRequest, timeout_s: float, mode: str = "fork", keep_workdir: bool = False) -> CellResult:
     if mode not in ISOLATION_MODES:
         raise ValueError(f"unknown isolation mode {mode!r}; choose from {', '.join(ISOLATION_MODES)}")
+    if mode == "worker":
+        from harness.worker_mode import run_in_worker
+
+        return run_in_worker(request, timeout_s)
     workdir = Path(tempfile.mkdtemp(prefix=f"tcm-{request.kernel}-{request.style}-{request.pipeline}-"))
     started = time.perf_counter()
     runner = _run_forked if mode == "fork" else _run_process
@@ -156,7 +174,7 @@ def run_isolated(request: CellRequest, timeout_s: float, mode: str = "fork", kee
             kind, message = name, f"the cell's process died of {name} in stage {stage}"
         else:
             kind, message = "ProcessExited", f"the cell's process exited with code {exit_code} in stage {stage} without a result"
-        death = _death_line(log)
+        death = death_line(log)
         if death:
             message += f": {death}"
         return result_for(request, "crash", stage=stage, error_type=kind, error=message,

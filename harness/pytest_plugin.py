@@ -17,10 +17,14 @@ from typing import Any
 import pytest
 
 from harness.isolation import ISOLATION_MODES
+from harness.repeat import RepeatError, parse_repeat, run_repeated
 from harness.results import CellResult, ResultsWriter, header_record, read_results
+from harness.resume import ResumeError, check_resumable, repair_torn_tail
 from harness.selection import Cell, SelectionError, select_cells, validate
+from harness.shard import ShardError, load_durations, parse_shard, shard_cells
 from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
 
+pytest_plugins = ["harness.xdist_hooks"]  # GPU pinning of xdist workers, and the controller's side of worker isolation
 RESULT_PROPERTY = "matrix_cell"
 DEFAULT_TIMEOUT_S = {"gpu": 300.0, "cpu": 600.0}
 EXPECTED_DIR = Path(__file__).resolve().parent.parent / "matrix" / "expected"
@@ -40,11 +44,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="gpu, or cpu = Triton interpreter on CPU tensors (auto: gpu when one is visible)")
     group.addoption("--matrix-isolation", choices=ISOLATION_MODES, default="fork",
                     help="fork: a child per cell, forked from a worker that never touched CUDA; "
-                         "process: a new interpreter per cell")
+                         "process: a new interpreter per cell; worker: cells run in the xdist workers (needs -n N), "
+                         "a worker is replaced after a crash, a timeout or a CUDA error")
+    group.addoption("--matrix-cold-cache", action="store_true",
+                    help="every cell gets empty Inductor and Triton cache folders")
     group.addoption("--matrix-timeout", type=float, default=None, metavar="SECONDS",
                     help="per-cell time limit (default 300 on GPU, 600 on CPU)")
     group.addoption("--matrix-baseline-dir", default=str(EXPECTED_DIR), metavar="DIR",
                     help="where baselines (<torch>-<triton>-<tier>.json) live; 'none' to ignore them")
+    group.addoption("--matrix-shard", default=None, metavar="I/N",
+                    help="run only shard I of N (a kernel's pipeline group stays in one shard)")
+    group.addoption("--matrix-durations-from", default=None, metavar="RESULTS",
+                    help="balance --matrix-shard by the cell durations of this earlier results file")
+    group.addoption("--matrix-resume", default=None, metavar="RESULTS",
+                    help="run only the cells not yet in this results file, appending to it")
+    group.addoption("--matrix-repeat", default="1", metavar="N",
+                    help="run each cell N times; differing outcomes make it flaky")
 
 
 class MatrixState:
@@ -64,11 +79,41 @@ class MatrixState:
         self.styles = validate("style", option.matrix_style, STYLES)
         self.pipelines = validate("pipeline", option.matrix_pipeline, PIPELINES)
         self.isolation: str = option.matrix_isolation
+        self.cold_cache: bool = option.matrix_cold_cache
+        self.gpu = os.environ.get("CUDA_VISIBLE_DEVICES") if getattr(config, "workerinput", {}).get("tcm_gpu") else None
         self.timeout_s: float = option.matrix_timeout or DEFAULT_TIMEOUT_S[self.tier]
         self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         self.controls: dict[tuple[str, str], CellResult] = {}
         self.baseline = _load_baseline(option.matrix_baseline_dir, self.tier)
+        self.repeat = parse_repeat(option.matrix_repeat, "--matrix-repeat")
+        self.shard = parse_shard(option.matrix_shard, "--matrix-shard") if option.matrix_shard else None
+        durations = load_durations(option.matrix_durations_from) if option.matrix_durations_from else None
+        in_shard = shard_cells(select_cells(self.kernels, self.styles, self.pipelines), self.shard, durations)
+        done = self._resume_from(option.matrix_resume)
+        self.planned = [cell for cell in in_shard if cell.id not in done]
         self._private_caches()
+
+    def _resume_from(self, path: str | None) -> set[str]:
+        """Cells already in the file are not run again; its controls still judge the styles run now."""
+        if not path:
+            return set()
+        from harness.environment import describe
+
+        check_resumable(path, describe(self.tier))
+        if _is_controller(self.config):  # before any worker reads it
+            repair_torn_tail(path)
+        results = check_resumable(path, describe(self.tier))
+        for cell in results.cells:
+            if cell.style == CONTROL_STYLE:
+                self.controls[(cell.kernel, cell.pipeline)] = cell
+        return {cell.id for cell in results.cells}
+
+    def run_options(self) -> dict[str, Any]:
+        """What the header records of --matrix-shard, --matrix-durations-from and --matrix-repeat, when given."""
+        option = self.config.option
+        options = {"shard": str(self.shard) if self.shard else None, "durations_from": option.matrix_durations_from,
+                   "repeat": self.repeat if self.repeat > 1 else None}
+        return {key: value for key, value in options.items() if value is not None}
 
     def _private_caches(self) -> None:
         """One Inductor and Triton cache per worker, so concurrent workers never race on a cache entry."""
@@ -94,7 +139,7 @@ def matrix_state(config: pytest.Config) -> MatrixState:
 
         try:
             config.stash[_state_key] = MatrixState(config)
-        except (SelectionError, KernelSourceError) as exc:
+        except (SelectionError, KernelSourceError, ShardError, ResumeError, RepeatError) as exc:
             raise pytest.UsageError(str(exc)) from None
     return config.stash[_state_key]
 
@@ -104,8 +149,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     state = matrix_state(metafunc.config)
     family = getattr(metafunc.module, "PIPELINES", PIPELINES)
-    pipelines = [p for p in state.pipelines if p in family]
-    cells = select_cells(state.kernels, state.styles, pipelines)
+    cells = [cell for cell in state.planned if cell.pipeline in family]  # after --matrix-shard and --matrix-resume
     metafunc.parametrize(
         "matrix_cell",
         [pytest.param(cell, id=cell.id, marks=pytest.mark.xdist_group(cell.group)) for cell in cells],
@@ -140,7 +184,8 @@ def matrix_run(request: pytest.FixtureRequest) -> Any:
 def _request(state: MatrixState, cell: Cell) -> Any:
     from harness.cell import CellRequest
 
-    return CellRequest(cell.kernel, cell.style, cell.pipeline, state.tier, kernels_from=state.kernels_from, worker=state.worker)
+    return CellRequest(cell.kernel, cell.style, cell.pipeline, state.tier, kernels_from=state.kernels_from, worker=state.worker,
+                       cold_cache=state.cold_cache)
 
 
 def run_cell(state: MatrixState, cell: Cell) -> CellResult:
@@ -152,7 +197,9 @@ def run_cell(state: MatrixState, cell: Cell) -> CellResult:
     reason = skip_reason(state.specs[cell.kernel], cell.pipeline, state.tier)
     if reason:  # known without building anything: no process spent on it
         return result_for(request, "skip", reason=reason, detail={"decided_by": "parent"})
-    result = run_isolated(request, state.timeout_s, state.isolation)
+    result = run_repeated(lambda: run_isolated(request, state.timeout_s, state.isolation), state.repeat)
+    if state.gpu is not None:  # the GPU this worker was pinned to (harness.xdist_hooks)
+        result.detail["gpu"] = state.gpu
     if cell.style == CONTROL_STYLE:
         state.controls[(cell.kernel, cell.pipeline)] = result
     elif result.outcome not in ("pass", "skip"):
@@ -167,13 +214,18 @@ def judge_by_control(state: MatrixState, cell: Cell, result: CellResult) -> None
         from harness.isolation import run_isolated
 
         control_cell = Cell(cell.kernel, CONTROL_STYLE, cell.pipeline)
-        state.controls[key] = run_isolated(_request(state, control_cell), state.timeout_s, state.isolation)
-    control = state.controls[key]
-    if control.outcome in ("pass", "skip"):
+        control_request = _request(state, control_cell)
+        state.controls[key] = run_repeated(lambda: run_isolated(control_request, state.timeout_s, state.isolation), state.repeat)
+    mark_env(result, state.controls[key])
+
+
+def mark_env(result: CellResult, control: CellResult) -> None:
+    """Make a non-passing style's result `env` when the control failed too, keeping its own outcome and the control's error."""
+    if control.outcome in ("pass", "skip") or result.outcome in ("pass", "skip"):
         return
     result.control = {k: getattr(control, k) for k in ("outcome", "stage", "error_type", "error")}
     result.reason = (
-        f"the native control is {control.outcome} in {cell.pipeline} "
+        f"the native control is {control.outcome} in {result.pipeline} "
         f"({control.stage}: {control.error_type}: {control.error}); own outcome was {result.outcome}"
     )
     result.detail["own_outcome"] = result.outcome
@@ -233,10 +285,14 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     option = config.option
     path = option.matrix_results
-    if path and Path(path).exists() and not option.matrix_overwrite:
+    resume = option.matrix_resume
+    if resume and path and Path(path).resolve() != Path(resume).resolve():
+        raise pytest.UsageError(f"--matrix-resume {resume} appends to that file; --matrix-results names another ({path})")
+    if path and not resume and Path(path).exists() and not option.matrix_overwrite:
         raise pytest.UsageError(f"{path}: results file exists; pass --matrix-overwrite to replace it")
-    if option.matrix_kernel or option.matrix_style or option.matrix_pipeline or option.kernels_from:
-        matrix_state(config)
+    if (option.matrix_kernel or option.matrix_style or option.matrix_pipeline or option.kernels_from
+            or resume or option.matrix_shard or option.matrix_repeat != "1"):
+        matrix_state(config)  # bad names, shard, repeat or resume file: one error before anything runs
     config.pluginmanager.register(ResultsRecorder(config), "triton-compat-matrix-recorder")
 
 
@@ -256,13 +312,16 @@ class ResultsRecorder:
         environment = describe(state.tier)
         started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         option = self.config.option
-        path = Path(option.matrix_results) if option.matrix_results else default_results_path(environment)
+        chosen = option.matrix_resume or option.matrix_results
+        path = Path(chosen) if chosen else default_results_path(environment)
         kernels = {name: {"features": list(spec.features), "description": spec.description, "source": spec.source}
                    for name, spec in state.specs.items() if name in state.kernels}
         header = header_record(environment, started, command_line(),
-                               isolation=state.isolation, cell_timeout_s=state.timeout_s, kernels=kernels)
+                               isolation=state.isolation, cold_cache=state.cold_cache,
+                               cell_timeout_s=state.timeout_s, kernels=kernels,
+                               **state.run_options())
         self.results_path = path
-        return ResultsWriter(path, header)
+        return ResultsWriter(path, header, append=bool(option.matrix_resume))  # resuming keeps the file's own header
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         records = [value for name, value in report.user_properties if name == RESULT_PROPERTY]
@@ -272,6 +331,8 @@ class ResultsRecorder:
             self.writer = self._open_writer()
         result = CellResult.from_record(dict(records[0]))  # type: ignore[call-overload]
         self.writer.write_cell(result)
+        if result.style == CONTROL_STYLE:  # judges a style whose worker dies (harness.xdist_hooks)
+            matrix_state(self.config).controls[(result.kernel, result.pipeline)] = result
         self.finished += 1
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:

@@ -1,0 +1,216 @@
+"""`python -m harness bench`: the same cells under each isolation mode and worker count, timed in one run.
+
+Each (mode, workers) pair is one `python -m harness run` into its own results file in the
+output folder. For each run the table gives the wall time, the CPU time of the run and every
+process it waited for (getrusage RUSAGE_CHILDREN: xdist workers, forked cells, cell interpreters),
+the speed-up over process-per-cell at the same worker count, and whether every cell's outcome
+equals process-per-cell's (the cells that differ are named). Ratios only compare rows of one bench.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.vocab import STYLES
+
+REFERENCE_MODE = "process"
+DEFAULT_KERNELS = ["add"]
+DEFAULT_PIPELINES = ["eager", "compile_fullgraph", "export_nonstrict"]  # eager, a compile, an export: a few minutes on 2 cores
+DIFFERENCES_SHOWN = 8
+
+
+@dataclass
+class BenchRun:
+    mode: str
+    workers: str
+    results: Path
+    wall_s: float
+    cpu_s: float
+    exit_code: int
+    outcomes: dict[str, str] = field(default_factory=dict)  # cell id -> outcome; empty when no results file could be read
+
+
+def add_bench_parser(subparsers: Any) -> None:
+    bench = subparsers.add_parser("bench", help="time the same cells under each isolation mode and worker count")
+    bench.add_argument("-k", "--kernel", action="append", default=[],
+                       help=f"kernel name, repeatable or comma-separated (default: {','.join(DEFAULT_KERNELS)})")
+    bench.add_argument("-s", "--style", action="append", default=[], help="style (default: all)")
+    bench.add_argument("-p", "--pipeline", action="append", default=[],
+                       help=f"pipeline (default: {','.join(DEFAULT_PIPELINES)})")
+    bench.add_argument("--kernels-from", action="append", default=[], help="module or .py file with more KernelSpecs")
+    bench.add_argument("--tier", choices=("auto", "gpu", "cpu"), default="auto")
+    bench.add_argument("--timeout", type=float, default=None, help="per-cell limit in seconds, passed to each run")
+    bench.add_argument("--cold-cache", action="store_true", help="every cell of every run gets empty caches")
+    bench.add_argument("--modes", default="fork,process,worker", help="isolation modes, comma-separated")
+    bench.add_argument("--workers", default="1", help="worker counts, comma-separated (e.g. 1,2)")
+    bench.add_argument("--out-dir", default=None, help="folder for each run's results (default .matrix-results/bench-<time>)")
+    bench.add_argument("-o", "--output", default=None, help="the Markdown table (default OUT_DIR/bench.md)")
+    bench.add_argument("--overwrite", action="store_true", help="replace existing results and table")
+    bench.set_defaults(handler=command_bench)
+
+
+def _split(values: str) -> list[str]:
+    return [value.strip() for value in values.split(",") if value.strip()]
+
+
+def command_bench(args: argparse.Namespace) -> int:
+    from harness.cli import CliError, _load
+    from harness.environment import describe
+    from harness.isolation import ISOLATION_MODES
+    from harness.selection import SelectionError, select_cells, validate
+    from harness.vocab import PIPELINES
+
+    loaded = _load(args)
+    try:
+        kernels = validate("kernel", args.kernel or DEFAULT_KERNELS, loaded["specs"])
+        styles = validate("style", args.style, STYLES)
+        pipelines = validate("pipeline", args.pipeline or DEFAULT_PIPELINES, PIPELINES)
+    except SelectionError as exc:
+        raise CliError(str(exc)) from None
+    modes = _split(args.modes)
+    unknown = [mode for mode in modes if mode not in ISOLATION_MODES]
+    if unknown or not modes:
+        named = repr(unknown[0]) if unknown else "(none)"
+        raise CliError(f"--modes: unknown isolation mode {named}; valid modes: {', '.join(ISOLATION_MODES)}")
+    workers = _split(args.workers)
+    if not workers or not all(count.isdigit() and int(count) >= 1 for count in workers):
+        raise CliError(f"--workers {args.workers!r}: give worker counts >= 1, comma-separated (e.g. 1,2)")
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out_dir = Path(args.out_dir or Path(".matrix-results") / f"bench-{stamp}")
+    output = Path(args.output) if args.output else out_dir / "bench.md"
+    plan = [(mode, count, out_dir / f"{mode}-n{count}.jsonl") for count in workers for mode in modes]
+    existing = [path for path in [output] + [results for _, _, results in plan] if path.exists()]
+    if existing and not args.overwrite:
+        raise CliError(f"{existing[0]}: exists; pass --overwrite to replace it, or --out-dir/--output for another path")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"{out_dir}: cannot create the output folder ({exc.strerror})") from None
+
+    environment = describe(loaded["tier"])
+    cells = select_cells(kernels, styles, pipelines)
+    selection = ["--tier", loaded["tier"], "-k", ",".join(kernels), "-s", ",".join(styles), "-p", ",".join(pipelines)]
+    for source in args.kernels_from:
+        selection += ["--kernels-from", source]
+    if args.timeout:
+        selection += ["--timeout", str(args.timeout)]
+    if args.cold_cache:
+        selection += ["--cold-cache"]
+    load_at_start = os.getloadavg()[0]
+    print(f"bench: {len(cells)} cells x {len(plan)} runs ({', '.join(f'{m} -n {c}' for m, c, _ in plan)}) into {out_dir}")
+    runs = []
+    for mode, count, results in plan:
+        run = run_once(mode, count, results, selection)
+        print(f"  {mode} -n {count}: {run.wall_s:.1f} s wall, {run.cpu_s:.1f} s CPU, {len(run.outcomes)} cells, "
+              f"exit {run.exit_code}")
+        runs.append(run)
+    context = {"environment": environment, "cells": len(cells), "kernels": kernels, "styles": styles,
+               "pipelines": pipelines, "load_at_start": load_at_start, "cold_cache": args.cold_cache,
+               "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
+    table = render_bench(runs, context)
+    from harness.report.atomic import write_text_atomic
+
+    try:
+        write_text_atomic(output, table)
+    except OSError as exc:
+        raise CliError(str(exc)) from None
+    print(table)
+    print(f"bench table: {output}")
+    return 0 if all(run.outcomes for run in runs) else 1
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_once(mode: str, workers: str, results: Path, selection: list[str]) -> BenchRun:
+    """One `python -m harness run` of the cells; its output goes to RESULTS.log next to the results."""
+    from harness.results import ResultsFileError, read_results
+
+    command = [sys.executable, "-m", "harness", "run", *selection, "--isolation", mode, "-n", workers,
+               "-o", str(results), "--summary", str(results.with_suffix(".md")), "--overwrite"]
+    cpu_before, started = _cpu_seconds(), time.perf_counter()
+    with open(results.with_suffix(".log"), "w") as log:
+        exit_code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode
+    wall, cpu = time.perf_counter() - started, _cpu_seconds() - cpu_before
+    try:
+        outcomes = {cell.id: cell.outcome for cell in read_results(results).cells}
+    except ResultsFileError:
+        outcomes = {}
+    return BenchRun(mode, workers, results, round(wall, 2), round(cpu, 2), exit_code, outcomes)
+
+
+def differences(run: BenchRun, reference: BenchRun) -> list[str]:
+    """Cells whose outcome differs from the reference run's, each as `id (process: its outcome, here: this one)`."""
+    ids = sorted(set(run.outcomes) | set(reference.outcomes))
+    return [f"{cell} ({reference.mode}: {reference.outcomes.get(cell, 'missing')}, here: {run.outcomes.get(cell, 'missing')})"
+            for cell in ids if run.outcomes.get(cell) != reference.outcomes.get(cell)]
+
+
+def _reference_for(run: BenchRun, runs: list[BenchRun]) -> BenchRun | None:
+    return next((other for other in runs if other.mode == REFERENCE_MODE and other.workers == run.workers), None)
+
+
+def _ratio(reference: float, value: float) -> str:
+    return f"{reference / value:.2f}x" if value > 0 else "n/a"
+
+
+def _same_outcomes(run: BenchRun, reference: BenchRun | None) -> str:
+    if not run.outcomes:
+        return f"no results (exit {run.exit_code})"
+    if reference is None or not reference.outcomes:
+        return "n/a (no process run)"
+    differing = differences(run, reference)
+    if not differing:
+        return "identical"
+    shown = ", ".join(differing[:DIFFERENCES_SHOWN])
+    more = f", and {len(differing) - DIFFERENCES_SHOWN} more" if len(differing) > DIFFERENCES_SHOWN else ""
+    return f"{len(differing)} differ: {shown}{more}"
+
+
+def render_bench(runs: list[BenchRun], context: dict[str, Any]) -> str:
+    """The Markdown table, with the machine and the cell set it was measured on."""
+    from harness.report.escape import escape_cell
+    from harness.report.tables import markdown_table
+
+    environment = context["environment"]
+    gpu = f"{environment['gpu']} x{environment.get('gpu_count') or 1}" if environment.get("gpu") else "none"
+    rows = []
+    for run in runs:
+        reference = _reference_for(run, runs)
+        usable = reference is not None and reference.outcomes and run.outcomes
+        rows.append([run.mode, run.workers, str(len(run.outcomes)), f"{run.wall_s:.1f}", f"{run.cpu_s:.1f}",
+                     _ratio(reference.wall_s, run.wall_s) if usable and reference else "n/a",
+                     _ratio(reference.cpu_s, run.cpu_s) if usable and reference else "n/a",
+                     escape_cell(_same_outcomes(run, reference), limit=2000)])
+    headers = ["isolation", "workers", "cells", "wall (s)", "CPU (s)", "speed-up, wall", "speed-up, CPU", "outcomes vs process"]
+    lines = [
+        "# Isolation benchmark",
+        "",
+        f"Machine: {environment.get('cpu_count')} CPU cores, GPU: {gpu}; tier {environment.get('tier')}, "
+        f"torch {environment.get('torch')}, triton {environment.get('triton')}, Python {environment.get('python')}; "
+        f"load average {context['load_at_start']:.2f} at the start; {context['date']}.",
+        "",
+        f"Cells: {context['cells']} ({', '.join(context['kernels'])} x {', '.join(context['styles'])} x "
+        f"{', '.join(context['pipelines'])}){', each with empty caches (--cold-cache)' if context.get('cold_cache') else ''}. "
+        "Each row is one `python -m harness run` of those cells, all rows in one bench, in this order.",
+        "",
+        markdown_table(headers, rows),
+        "",
+        "Wall: elapsed time of the run, startup included. CPU: user + system time of the run and of every process "
+        "it waited for. Speed-up: process-per-cell's time at the same worker count divided by this row's. "
+        "Outcomes: each cell's outcome against process-per-cell's at the same worker count.",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,196 @@
+"""Isolation mode `worker`: cells run inline in long-lived pytest-xdist workers, replaced after a fault.
+
+No process is made per cell. What keeps a fault in its cell:
+- a crash kills the worker; xdist replaces it and the controller records the cell as `crash` from
+  what the worker left in its folder (the cell it was running, its stage, faulthandler's output,
+  the exit status), see `crash_result`;
+- a hang: faulthandler's own watchdog thread (it needs no GIL) dumps every thread's stack and ends
+  the worker at the time limit; the controller records `timeout`;
+- a CUDA error poisons the context for every later cell, so after recording that cell the worker
+  leaves (`retire`) and xdist starts a fresh one;
+- between cells the worker resets Dynamo, drops the operators the harness registered, and restores
+  os.environ, so the next cell can register its own.
+A cell that corrupts Python state and then fails is *not* contained (the fork and process modes
+contain it): that is the price of this mode, measured by `python -m harness bench`.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from harness.cell import CellRequest, execute_cell, result_for
+from harness.results import CellResult
+
+CURRENT, STAGE, FAULT_LOG, RETIRED = "current.json", "stage", "fault.log", "retired.json"
+CUDA_ERROR = re.compile(r"CUDA error|AcceleratorError|cudaError|illegal memory access|device-side assert")
+FAULTHANDLER_SIGNALS = {"Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
+                        "Floating-point exception": "SIGFPE", "Illegal instruction": "SIGILL"}
+LOG_TAIL_CHARS = 1000
+
+
+class _Slot:
+    """This worker's folder and fault log; set once per worker process by `configure`."""
+
+    directory: Path | None = None
+    log: IO[str] | None = None
+    retire_reason: str | None = None
+
+
+_slot = _Slot()
+
+
+def configure(directory: Path) -> None:
+    """Called in each xdist worker before its first cell: its folder, and the log faulthandler will write to."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in (CURRENT, STAGE, RETIRED):
+        (directory / name).unlink(missing_ok=True)
+    _slot.directory = directory
+    _slot.log = open(directory / FAULT_LOG, "a", buffering=1)  # O_APPEND: writes follow a truncation
+
+
+def _write(path: Path, text: str) -> None:
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
+    directory, log = _slot.directory, _slot.log
+    if directory is None or log is None:
+        raise RuntimeError("isolation mode 'worker' runs cells in pytest-xdist workers only (pytest -n N)")
+    os.ftruncate(log.fileno(), 0)  # the log holds this cell's fault output only
+    faulthandler.enable(log, all_threads=True)  # again: pytest's own faulthandler plugin took it back at configure
+    _write(directory / CURRENT, json.dumps({"cell": request.id, "state": "running", "started": time.time(),
+                                            "timeout_s": timeout_s}))
+    (directory / STAGE).write_text("build")
+    environ = dict(os.environ)
+    _reset_between_cells()
+    faulthandler.dump_traceback_later(timeout_s, exit=True, file=log)
+    workdir = Path(tempfile.mkdtemp(prefix="cell-", dir=directory))  # inside the run's folder: gone with it, even after a crash
+    try:
+        result = execute_cell(request, workdir, stage_marker=_stage_marker(directory / STAGE))
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+        os.environ.clear()
+        os.environ.update(environ)
+        shutil.rmtree(workdir, ignore_errors=True)
+    result.detail["isolation"] = "worker"
+    result.detail["worker_pid"] = os.getpid()
+    poisoned = _cuda_poisoned(result)
+    if poisoned:
+        _slot.retire_reason = poisoned
+        result.detail["worker_retired"] = poisoned
+    _write(directory / CURRENT, json.dumps({"cell": request.id, "state": "done"}))
+    return result
+
+
+def _stage_marker(path: Path) -> Any:
+    def mark(stage: str) -> None:
+        path.write_text(stage)
+
+    return mark
+
+
+def _reset_between_cells() -> None:
+    """Forget what an earlier cell left that would change this one: Dynamo's caches and the harness's operators."""
+    if "torch" not in sys.modules:
+        return
+    if "torch._dynamo" in sys.modules:
+        import torch._dynamo
+
+        torch._dynamo.reset()
+    custom_ops = sys.modules.get("torch._library.custom_ops")
+    libraries = getattr(custom_ops, "OPDEF_TO_LIB", {})  # custom_op's and triton_op's registrations, by qualified name
+    for name in [name for name in libraries if name.startswith("tcm_")]:
+        libraries.pop(name)._destroy()
+
+
+def _cuda_poisoned(result: CellResult) -> str | None:
+    """Why this worker's CUDA context can no longer be trusted, if it cannot."""
+    text = f"{result.error_type or ''} {result.error or ''}"
+    if CUDA_ERROR.search(text):
+        return f"CUDA error in {result.id}: {result.error_type}"
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        try:
+            torch.cuda.synchronize()
+        except Exception as exc:  # the context is gone: every later cell here would fail
+            return f"CUDA context unusable after {result.id}: {type(exc).__name__}"
+    return None
+
+
+def retire_if_poisoned(after: str | None) -> None:
+    """After the reports of the test `after` (a cell id) went to the controller: leave, so that xdist starts a clean worker."""
+    if _slot.retire_reason is None or _slot.directory is None:
+        return
+    _write(_slot.directory / RETIRED, json.dumps({"after": after, "reason": _slot.retire_reason}))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+# ---- the controller's side: what a dead worker left behind ----
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def retired_after(directory: Path) -> str | None:
+    """The cell after which the worker left on purpose (a CUDA error), if it did."""
+    return _read_json(directory / RETIRED).get("after")
+
+
+def _signal_of(exit_code: int | None, log: str) -> str | None:
+    if exit_code is not None and exit_code < 0:
+        return signal.Signals(-exit_code).name
+    for text, name in FAULTHANDLER_SIGNALS.items():
+        if f"Fatal Python error: {text}" in log:
+            return name
+    return None
+
+
+def crash_result(request: CellRequest, directory: Path, exit_code: int | None) -> CellResult:
+    """The cell a worker died in: `timeout` if faulthandler's watchdog ended it, else `crash` with the signal."""
+    from harness.isolation import death_line
+
+    current = _read_json(directory / CURRENT)
+    started = current.get("started") if current.get("cell") == request.id else None
+    elapsed = round(time.time() - started, 3) if isinstance(started, (int, float)) else 0.0
+    try:
+        stage = (directory / STAGE).read_text().strip() or "build"
+    except OSError:
+        stage = "build"
+    try:
+        log = (directory / FAULT_LOG).read_text(errors="replace")
+    except OSError:
+        log = ""
+    detail = {"log_tail": log[-LOG_TAIL_CHARS:], "isolation": "worker", "worker_exit_code": exit_code}
+    if re.search(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!", log, re.MULTILINE):
+        limit = current.get("timeout_s")
+        limit_text = f"{limit:g} s" if isinstance(limit, (int, float)) else "the time limit"
+        return result_for(request, "timeout", stage=stage, error_type="Timeout",
+                          error=f"no result after {limit_text} in stage {stage}; the worker was ended (stacks in log_tail)",
+                          duration_s=elapsed, detail=detail)
+    name = _signal_of(exit_code, log)
+    if name:
+        kind, message = name, f"the worker died of {name} in stage {stage}"
+    else:
+        kind, message = "ProcessExited", f"the worker exited with code {exit_code} in stage {stage} without a result"
+    death = death_line(log)
+    if death:
+        message += f": {death}"
+    return result_for(request, "crash", stage=stage, error_type=kind, error=message, duration_s=elapsed, detail=detail)

@@ -1,0 +1,206 @@
+"""pytest-xdist hooks of the matrix: GPU pinning of workers, and the controller's side of `--matrix-isolation worker`.
+
+Loaded with harness.pytest_plugin. Every hook is inert unless xdist runs the matrix.
+- Pinning (every isolation mode): on a machine with several GPUs, the controller gives each new worker
+  one GPU (harness.gpus) and the worker sets CUDA_VISIBLE_DEVICES to it before CUDA starts.
+- Worker mode: each worker gets a folder under a run folder the controller made; when a worker dies,
+  xdist calls `pytest_handlecrashitem` and the controller turns what the worker left there into the
+  cell's `crash` or `timeout` record, attached to the report like any cell's result. The run goes on
+  with a new worker; a fixed loadgroup scheduler never runs the crashed cell again.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cell import CellRequest
+from harness.gpus import GpuPins, visible_gpus
+
+WORKER_ROOT, GPU = "tcm_worker_root", "tcm_gpu"
+MAX_WORKER_RESTARTS = "100000"  # worker mode replaces a worker after every crash, timeout or CUDA error
+_pins_key = pytest.StashKey[GpuPins]()
+_root_key = pytest.StashKey[Path]()
+
+
+def _isolation(config: pytest.Config) -> str:
+    return getattr(config.option, "matrix_isolation", "fork")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:  # an xdist worker: pin it, and give worker mode its folder, before any cell
+        if workerinput.get(GPU) is not None:
+            os.environ["CUDA_VISIBLE_DEVICES"] = workerinput[GPU]
+        if _isolation(config) == "worker" and workerinput.get(WORKER_ROOT):
+            from harness.worker_mode import configure
+
+            configure(Path(workerinput[WORKER_ROOT]) / workerinput["workerid"])
+        return
+    if _isolation(config) != "worker" or config.getvalue("collectonly"):
+        return
+    if not getattr(config.option, "numprocesses", None):
+        raise pytest.UsageError("--matrix-isolation worker runs cells inside pytest-xdist workers: add -n N (N >= 1)")
+    if getattr(config.option, "maxworkerrestart", None) is None:
+        config.option.maxworkerrestart = MAX_WORKER_RESTARTS
+    config.stash[_root_key] = Path(tempfile.mkdtemp(prefix="tcm-workers-"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _root_key in config.stash:
+        shutil.rmtree(config.stash[_root_key], ignore_errors=True)
+
+
+def _pins(config: pytest.Config) -> GpuPins:
+    """Made once on the controller: nvidia-smi counts the GPUs, CUDA is never touched here."""
+    if _pins_key not in config.stash:
+        visible: list[str] = []
+        if getattr(config.option, "matrix_tier", "auto") != "cpu":
+            from harness.environment import query_gpus
+
+            visible = visible_gpus(os.environ, len(query_gpus()))
+        config.stash[_pins_key] = GpuPins(visible if len(visible) > 1 else [])
+    return config.stash[_pins_key]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Controller, before a worker starts (a replacement included): its GPU and its worker-mode folder."""
+    config = node.config
+    node.workerinput[GPU] = _pins(config).assign(node.gateway.id)
+    if _root_key in config.stash:
+        node.workerinput[WORKER_ROOT] = str(config.stash[_root_key])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    _pins(node.config).release(node.gateway.id)
+
+
+def cell_id_of(nodeid: str) -> str | None:
+    """`matrix/test_eager.py::test_cell[add/raw/eager]@add/eager` -> `add/raw/eager`."""
+    match = re.search(r"\[([^\[\]]+/[^\[\]]+/[^\[\]]+)\]", nodeid)
+    return match.group(1) if match else None
+
+
+def _restart_safe_loadgroup(config: pytest.Config, log: Any) -> Any:
+    """xdist's loadgroup scheduler, fixed for workers that die (xdist 3.8 measured here, 6 groups, 3 crashing cells):
+    - it puts the dead worker's units back with the crashed item undone: it runs again, and crashes again,
+      until --max-worker-restart is spent and the rest of the run is dropped;
+    - it puts finished units back too: a new worker handed one has nothing to run and waits forever;
+    - it keeps the dead worker's collection, so with 2 workers it schedules a replacement that has not
+      collected yet (INTERNALERROR KeyError) and ends the run early;
+    - a replacement handed a requeued unit with one item left waits forever (a worker runs an item only once
+      it knows the next one);
+    - handing work to a worker that died a moment ago, before xdist heard of it, ends the run (OSError).
+    Here the crashed item counts as run once (its record comes from pytest_handlecrashitem), finished units
+    leave the queue, only workers that have collected are given work, and always at least two items."""
+    from xdist.scheduler import LoadGroupScheduling
+
+    class RestartSafeLoadGroupScheduling(LoadGroupScheduling):
+        def remove_node(self, node: Any) -> str | None:
+            workload = self.assigned_work.pop(node)
+            undone = [(unit, nodeid) for unit in workload.values() for nodeid, done in unit.items() if not done]
+            if not undone:  # a worker that finished its work
+                return None
+            unit, crashitem = undone[0]  # a worker runs its items in order: the first undone one was running
+            unit[crashitem] = True  # before any other worker is given this unit again
+            self.registered_collections.pop(node, None)
+            for scope, work_unit in workload.items():
+                if not all(work_unit.values()):
+                    self.workqueue[scope] = work_unit
+            for other in self.assigned_work:
+                self._reschedule(other)
+            return crashitem
+
+        def _reschedule(self, node: Any) -> None:
+            if node not in self.registered_collections:
+                return
+            try:
+                super()._reschedule(node)
+                # A worker runs an item only once it knows the next one (or is told to stop): one pending item
+                # alone, from a requeued unit, would wait forever while the queue still has work.
+                while self.workqueue and not node.shutting_down and self._pending_of(self.assigned_work[node]) < 2:
+                    self._assign_work_unit(node)
+            except OSError:  # it died too and xdist has not said so yet: its remove_node requeues what it was given
+                pass
+
+    return RestartSafeLoadGroupScheduling(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if _root_key in config.stash and config.getvalue("dist") == "loadgroup":
+        return _restart_safe_loadgroup(config, log)
+    return None
+
+
+def _exit_code(node: Any) -> int | None:
+    """The dead worker's exit status (negative: the signal), read from execnet's Popen when it exposes it."""
+    popen = getattr(getattr(getattr(node, "gateway", None), "_io", None), "popen", None)
+    try:
+        return popen.wait(timeout=10) if popen is not None else None
+    except Exception:  # the status is evidence, not a requirement: faulthandler's log still names the signal
+        return None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
+    config = getattr(report.node, "config", None)
+    if config is None or _root_key not in config.stash:
+        return
+    cell = cell_id_of(crashitem)
+    if cell is None:
+        return
+    from harness import worker_mode
+    from harness.pytest_plugin import RESULT_PROPERTY, evidence_line, mark_env, matrix_state
+    from harness.vocab import CONTROL_STYLE, split_cell_id
+
+    worker = report.node.gateway.id
+    directory = config.stash[_root_key] / worker
+    if worker_mode.retired_after(directory) == cell:  # it left on purpose after this cell's results went out
+        report.outcome = "retired"
+        report.longrepr = f"worker {worker} left after {cell} to drop a poisoned CUDA context"
+        return
+    state = matrix_state(config)
+    kernel, style, pipeline = split_cell_id(cell)
+    request = CellRequest(kernel, style, pipeline, state.tier, kernels_from=state.kernels_from, worker=worker)
+    result = worker_mode.crash_result(request, directory, _exit_code(report.node))
+    gpu = _pins(config).given.get(worker)
+    if gpu is not None:
+        result.detail["gpu"] = gpu
+    control = state.controls.get((kernel, pipeline))
+    if style != CONTROL_STYLE and control is not None:
+        mark_env(result, control)
+    report.when = "call"  # recorded like any cell's report (harness.pytest_plugin.ResultsRecorder)
+    report.user_properties.append((RESULT_PROPERTY, result.to_record()))
+    report.longrepr = f"{result.id}: {evidence_line(result)}"
+    expected = state.baseline.get(result.id) if state.baseline is not None else None
+    if result.outcome == "env":  # pytest outcomes as harness.pytest_plugin.assert_outcome gives them
+        report.outcome = "skipped"
+        report.longrepr = (report.location[0], 0, f"Skipped: env: {result.reason}")
+    elif expected == result.outcome:
+        report.outcome = "skipped"
+        report.wasxfail = f"baseline expects {expected}: {evidence_line(result)}"
+
+
+def pytest_report_teststatus(report: Any) -> tuple[str, str, str] | None:
+    if getattr(report, "outcome", None) == "retired":
+        return "retired", "R", "RETIRED"
+    return None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
+    """In a worker-mode worker, after the cell's reports went out: leave if its CUDA context is poisoned."""
+    worker_mode = sys.modules.get("harness.worker_mode")
+    if worker_mode is not None:
+        worker_mode.retire_if_poisoned(cell_id_of(nodeid))  # the test's cell: its control may have run after it

@@ -1,0 +1,155 @@
+"""Worker isolation (cells in long-lived xdist workers), its fixed scheduler, and --cold-cache.
+
+The crash, abort, exit and hang faults in worker mode are in tests/faults/test_isolation.py;
+here: what the controller makes of a dead worker's folder, the scheduler under random crashes,
+a CUDA error that retires a worker, and empty caches per cell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import zlib
+from pathlib import Path
+
+import pytest
+
+from harness import worker_mode
+from harness.cell import CellRequest
+from harness.isolation import run_isolated, warm_imports
+from harness.results import read_results
+from harness.xdist_hooks import cell_id_of
+
+REPO = Path(__file__).resolve().parents[1]
+WORKER_KERNELS = Path(__file__).parent / "faults" / "worker_kernels.py"
+REQUEST = CellRequest("add", "raw", "eager", "cpu", worker="gw3")
+
+
+def _worker_dir(tmp_path: Path, stage: str, log: str, cell: str = "add/raw/eager") -> Path:
+    (tmp_path / worker_mode.CURRENT).write_text(json.dumps({"cell": cell, "state": "running", "started": 0, "timeout_s": 15}))
+    (tmp_path / worker_mode.STAGE).write_text(stage)
+    (tmp_path / worker_mode.FAULT_LOG).write_text(log)
+    return tmp_path
+
+
+def test_a_worker_killed_by_a_signal_is_a_crash_with_the_signal_stage_and_frame(tmp_path):
+    log = ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call first):\n"
+           '  File "/k/fault.py", line 50 in _segfault\n  File "/k/fault.py", line 40 in launch\n')
+    result = worker_mode.crash_result(REQUEST, _worker_dir(tmp_path, "run", log), -11)
+    assert (result.outcome, result.stage, result.error_type, result.worker) == ("crash", "run", "SIGSEGV", "gw3")
+    assert "died of SIGSEGV in stage run" in result.error and 'line 50 in _segfault' in result.error
+    assert result.detail["isolation"] == "worker" and "Segmentation fault" in result.detail["log_tail"]
+
+
+def test_without_an_exit_status_faulthandlers_line_names_the_signal(tmp_path):
+    result = worker_mode.crash_result(REQUEST, _worker_dir(tmp_path, "compile", "Fatal Python error: Aborted\n"), None)
+    assert (result.outcome, result.stage, result.error_type) == ("crash", "compile", "SIGABRT")
+
+
+def test_a_silent_exit_is_a_crash_with_its_code(tmp_path):
+    result = worker_mode.crash_result(REQUEST, _worker_dir(tmp_path, "run", ""), 3)
+    assert (result.outcome, result.error_type) == ("crash", "ProcessExited")
+    assert "exited with code 3 in stage run" in result.error
+
+
+def test_faulthandlers_watchdog_is_a_timeout(tmp_path):
+    log = "Timeout (0:00:15)!\nThread 0x1 (most recent call first):\n  File \"/k/fault.py\", line 58 in _sleep_forever\n"
+    result = worker_mode.crash_result(REQUEST, _worker_dir(tmp_path, "run", log), 1)
+    assert (result.outcome, result.stage, result.error_type) == ("timeout", "run", "Timeout")
+    assert "no result after 15 s in stage run" in result.error
+
+
+def test_a_worker_that_left_on_purpose_is_known(tmp_path):
+    assert worker_mode.retired_after(tmp_path) is None
+    (tmp_path / worker_mode.RETIRED).write_text(json.dumps({"after": "add/raw/eager", "reason": "CUDA error"}))
+    assert worker_mode.retired_after(tmp_path) == "add/raw/eager"
+
+
+def test_cell_ids_are_read_from_xdist_node_ids():
+    assert cell_id_of("matrix/test_eager.py::test_cell[add/raw/eager]@add/eager") == "add/raw/eager"
+    assert cell_id_of("matrix/test_eager.py::test_cell[add/raw/eager]") == "add/raw/eager"
+    assert cell_id_of("tests/test_x.py::test_y") is None
+
+
+def test_worker_mode_outside_xdist_is_refused_with_one_line():
+    completed = subprocess.run([sys.executable, "-m", "pytest", "matrix/test_eager.py", "--matrix-isolation", "worker",
+                                "--matrix-kernel", "add", "-p", "no:cacheprovider"],
+                               cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 4
+    assert "--matrix-isolation worker runs cells inside pytest-xdist workers: add -n N" in completed.stderr
+
+
+STRESS_TESTS = """
+import os, signal, zlib, pytest
+CASES = [pytest.param(g, i, marks=pytest.mark.xdist_group(f"g{g}")) for g in range(12) for i in range(4)]
+
+@pytest.mark.parametrize("g,i", CASES)
+def test_s(g, i):
+    if zlib.crc32(f"{g}-{i}".encode()) % 10 < 3:
+        os.kill(os.getpid(), signal.SIGSEGV)
+"""
+STRESS_CONFTEST = """
+import pytest
+from harness.xdist_hooks import _restart_safe_loadgroup
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    return _restart_safe_loadgroup(config, log)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 3])
+def test_the_scheduler_runs_every_item_exactly_once_while_workers_keep_dying(tmp_path, workers):
+    """12 groups of 4 items, 19 of them segfault. xdist 3.8's own loadgroup reruns crashed items, hangs, or stops early."""
+    (tmp_path / "test_stress.py").write_text(textwrap.dedent(STRESS_TESTS))
+    (tmp_path / "conftest.py").write_text(textwrap.dedent(STRESS_CONFTEST))
+    crashing = sum(zlib.crc32(f"{g}-{i}".encode()) % 10 < 3 for g in range(12) for i in range(4))
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    completed = subprocess.run([sys.executable, "-m", "pytest", "test_stress.py", "-q", "-rA", "-n", str(workers),
+                                "--dist", "loadgroup", "--max-worker-restart", "100", "-p", "no:cacheprovider",
+                                "-p", "no:faulthandler", "-p", "no:benchmark"],
+                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    lines = [line for line in completed.stdout.splitlines() if line.startswith(("PASSED", "FAILED"))]
+    reported = [line.split(" - ")[0].split()[1] for line in lines]
+    assert sorted(reported) == sorted(set(reported)) and len(reported) == 48, completed.stdout[-3000:]
+    assert f"{crashing} failed, {48 - crashing} passed" in completed.stdout, completed.stdout[-3000:]
+
+
+@pytest.mark.slow
+def test_a_cuda_error_retires_the_worker_after_its_cell_is_recorded(tmp_path):
+    output = tmp_path / "results.jsonl"
+    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from", str(WORKER_KERNELS),
+               "-k", "fault_cuda_text,after_cuda", "-s", "native,raw,custom_op", "-p", "eager", "-n", "1",
+               "--isolation", "worker", "-o", str(output)]
+    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    cells = {cell.id: cell for cell in read_results(output).cells}
+    assert len(cells) == 6  # each cell once: the retirement is not a result
+    poisoned = cells["fault_cuda_text/raw/eager"]
+    assert (poisoned.outcome, poisoned.stage) == ("fail", "run") and "CUDA error" in poisoned.error
+    assert "CUDA error in fault_cuda_text/raw/eager" in poisoned.detail["worker_retired"]
+    assert cells["fault_cuda_text/native/eager"].worker == "gw0"
+    assert poisoned.worker == "gw0" and cells["fault_cuda_text/custom_op/eager"].worker != "gw0"  # a fresh worker
+    assert all(cells[f"after_cuda/{style}/eager"].outcome == "pass" for style in ("native", "raw", "custom_op"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cold", [False, True])
+def test_cold_cache_gives_the_cell_empty_caches_of_its_own(cold, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where run_isolated makes the cell's folder
+    request = CellRequest("add", "custom_op", "compile_fullgraph", "cpu", cold_cache=cold)
+    warm_imports()  # as the fork parent does first (importing Inductor may set TORCHINDUCTOR_CACHE_DIR itself)
+    before = {name: os.environ.get(name) for name in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")}
+    result = run_isolated(request, timeout_s=600, mode="fork", keep_workdir=True)
+    (workdir,) = tmp_path.glob("tcm-add-custom_op-compile_fullgraph-*")
+    cold_inductor = workdir / "cold-cache" / "inductor"
+    assert result.outcome == "pass", result
+    assert cold_inductor.is_dir() == cold
+    if cold:
+        assert any(path.is_file() for path in cold_inductor.rglob("*")), "Inductor wrote nothing to the cell's own cache"
+    assert {name: os.environ.get(name) for name in before} == before  # the parent's caches are untouched
