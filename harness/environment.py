@@ -45,7 +45,14 @@ def resolve_tier(requested: str = "auto") -> str:
 
 
 def enter_tier(tier: str) -> None:
-    """The CPU tier runs Triton kernels in its interpreter; this must happen before any kernel is decorated."""
+    """The CPU tier runs Triton kernels in its interpreter; this must happen before any kernel is decorated.
+
+    On the GPU every isolated cell would start Inductor's own pool of compile workers; compiling in the
+    cell's process instead was 1.28x faster on the H100 (60 compile/export cells, 16 cores, identical
+    outcomes; README). A value the user set is kept.
+    """
+    if tier == "gpu":
+        os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     if tier == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
         from harness.interpreter import enable_autotune_on_interpreter
