@@ -43,9 +43,17 @@ def history_sources(repo: Path) -> list[Path]:
 
 
 def marked_docs(repo: Path) -> list[Path]:
-    """Markdown files holding an api-choice region; tests/ (goldens, fixtures) is not documentation."""
+    """Markdown files holding an api-choice region; tests/ (goldens, fixtures) is not documentation.
+
+    A region starts with the marker on a line of its own: a document that only quotes the marker
+    (in a code span, say) is not rewritten.
+    """
     return [path for path in checkout_files(repo, ".md")
-            if path.parts[0] != "tests" and BEGIN in (repo / path).read_text(encoding="utf-8", errors="replace")]
+            if path.parts[0] != "tests" and has_marker_line((repo / path).read_text(encoding="utf-8", errors="replace"))]
+
+
+def has_marker_line(text: str) -> bool:
+    return any(line.strip() == BEGIN for line in text.splitlines())
 
 
 def history_text(repo: Path) -> str:
