@@ -34,23 +34,42 @@ def _plain(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.detach().to("cpu")
 
 
+def _leaves(what: str, actual: Any, *expected: Any) -> list[tuple[Any, ...]]:
+    """(label, actual leaf, expected leaves...) per leaf, after checking both sides have as many values."""
+    actual_leaves = _flatten(actual)
+    expected_leaves = [_flatten(tree) for tree in expected]
+    if len(actual_leaves) != len(expected_leaves[0]):
+        raise MismatchError(f"{what}: {len(actual_leaves)} values, reference has {len(expected_leaves[0])}")
+    single = len(actual_leaves) == 1
+    return [(what if single else f"{what}[{index}]", *leaves)
+            for index, leaves in enumerate(zip(actual_leaves, *expected_leaves))]
+
+
+def _check_like(label: str, got: Any, want: torch.Tensor) -> None:
+    """A tensor of the reference's dtype and shape, or MismatchError saying which differs."""
+    if not isinstance(got, torch.Tensor):
+        raise MismatchError(f"{label}: got {type(got).__name__}, reference is a Tensor")
+    if got.dtype != want.dtype:
+        raise MismatchError(f"{label}: dtype {got.dtype} != reference {want.dtype}")
+    if tuple(got.shape) != tuple(want.shape):
+        raise MismatchError(f"{label}: shape {tuple(got.shape)} != reference {tuple(want.shape)}")
+
+
+def _first_bad(bad: torch.Tensor) -> tuple[int, int] | None:
+    """(how many elements are bad, flat index of the first), or None when none is."""
+    if not bool(bad.any()):
+        return None
+    return int(bad.sum()), int(bad.flatten().nonzero()[0])
+
+
 def assert_matches(actual: Any, expected: Any, what: str = "output") -> None:
     """Raise MismatchError naming the first difference; structure, dtype and shape must match too."""
-    actual_leaves, expected_leaves = _flatten(actual), _flatten(expected)
-    if len(actual_leaves) != len(expected_leaves):
-        raise MismatchError(f"{what}: {len(actual_leaves)} values, reference has {len(expected_leaves)}")
-    for index, (got, want) in enumerate(zip(actual_leaves, expected_leaves)):
-        label = what if len(expected_leaves) == 1 else f"{what}[{index}]"
+    for label, got, want in _leaves(what, actual, expected):
         if not isinstance(want, torch.Tensor):
             if got != want:
                 raise MismatchError(f"{label}: {got!r} != reference {want!r}")
             continue
-        if not isinstance(got, torch.Tensor):
-            raise MismatchError(f"{label}: got {type(got).__name__}, reference is a Tensor")
-        if got.dtype != want.dtype:
-            raise MismatchError(f"{label}: dtype {got.dtype} != reference {want.dtype}")
-        if tuple(got.shape) != tuple(want.shape):
-            raise MismatchError(f"{label}: shape {tuple(got.shape)} != reference {tuple(want.shape)}")
+        _check_like(label, got, want)
         rtol, atol = tolerance(want.dtype)
         got_plain, want_plain = _plain(got), _plain(want)
         if got_plain.is_floating_point():
@@ -59,9 +78,9 @@ def assert_matches(actual: Any, expected: Any, what: str = "output") -> None:
         else:
             got_f, want_f = got_plain, want_plain
             bad = got_plain != want_plain
-        if bool(bad.any()):
-            flat_index = int(bad.flatten().nonzero()[0])
-            count = int(bad.sum())
+        first = _first_bad(bad)
+        if first:
+            count, flat_index = first
             raise MismatchError(
                 f"{label}: {count} of {want.numel()} elements differ beyond rtol={rtol:g} atol={atol:g}; "
                 f"first at flat index {flat_index}: {got_f.flatten()[flat_index].item()!r} vs reference "
@@ -76,27 +95,20 @@ def assert_close_to_exact(actual: Any, native: Any, exact: Any, what: str = "out
     dtype's tolerance plus twice PyTorch's own error at that element: a kernel that rounds once is
     never held to a stricter standard than PyTorch, which may round at every intermediate step.
     """
-    actual_leaves, native_leaves, exact_leaves = _flatten(actual), _flatten(native), _flatten(exact)
-    if len(actual_leaves) != len(native_leaves):
-        raise MismatchError(f"{what}: {len(actual_leaves)} values, reference has {len(native_leaves)}")
-    for index, (got, want, best) in enumerate(zip(actual_leaves, native_leaves, exact_leaves)):
-        label = what if len(native_leaves) == 1 else f"{what}[{index}]"
+    for label, got, want, best in _leaves(what, actual, native, exact):
         if not (isinstance(want, torch.Tensor) and want.is_floating_point()):
             assert_matches(got, want, what=label)
             continue
-        if not isinstance(got, torch.Tensor):
-            raise MismatchError(f"{label}: got {type(got).__name__}, reference is a Tensor")
-        if got.dtype != want.dtype or tuple(got.shape) != tuple(want.shape):
-            raise MismatchError(f"{label}: {got.dtype} {tuple(got.shape)} != reference {want.dtype} {tuple(want.shape)}")
+        _check_like(label, got, want)
         rtol, atol = tolerance(want.dtype)
         got_f, want_f, best_f = _plain(got).double(), _plain(want).double(), _plain(best).double()
         allowed = atol + rtol * best_f.abs() + 2 * (want_f - best_f).abs()
         error = (got_f - best_f).abs()
-        bad = ~((error <= allowed) | (got_f.isnan() & best_f.isnan()))
-        if bool(bad.any()):
-            flat_index = int(bad.flatten().nonzero()[0])
+        first = _first_bad(~((error <= allowed) | (got_f.isnan() & best_f.isnan())))
+        if first:
+            count, flat_index = first
             raise MismatchError(
-                f"{label}: {int(bad.sum())} of {want.numel()} elements differ from the fp32 answer beyond "
+                f"{label}: {count} of {want.numel()} elements differ from the fp32 answer beyond "
                 f"rtol={rtol:g} atol={atol:g} plus twice PyTorch's own error; first at flat index {flat_index}: "
                 f"{got_f.flatten()[flat_index].item()!r} vs {best_f.flatten()[flat_index].item()!r} "
                 f"(PyTorch {want_f.flatten()[flat_index].item()!r})"
