@@ -132,6 +132,16 @@ def _child_log(workdir: Path) -> str:
         return ""
 
 
+def death_evidence(who: str, signal_name: str | None, exit_code: int | None, stage: str, log: str) -> tuple[str, str]:
+    """(error type, first line) for a process that died without a result: the signal or exit code, then its last words."""
+    if signal_name:
+        kind, message = signal_name, f"{who} died of {signal_name} in stage {stage}"
+    else:
+        kind, message = "ProcessExited", f"{who} exited with code {exit_code} in stage {stage} without a result"
+    death = death_line(log)
+    return kind, f"{message}: {death}" if death else message
+
+
 def death_line(log: str) -> str:
     """What a dying child said: faulthandler's 'Fatal Python error' and the innermost Python frame, else its last line."""
     lines = [line.strip() for line in log.splitlines() if line.strip()]
@@ -169,14 +179,8 @@ def run_isolated(request: CellRequest, timeout_s: float, mode: str = "fork", kee
             result.detail["isolation"] = mode
             return result
         log = _child_log(workdir)
-        if exit_code is not None and exit_code < 0:
-            name = signal.Signals(-exit_code).name
-            kind, message = name, f"the cell's process died of {name} in stage {stage}"
-        else:
-            kind, message = "ProcessExited", f"the cell's process exited with code {exit_code} in stage {stage} without a result"
-        death = death_line(log)
-        if death:
-            message += f": {death}"
+        signal_name = signal.Signals(-exit_code).name if exit_code is not None and exit_code < 0 else None
+        kind, message = death_evidence("the cell's process", signal_name, exit_code, stage, log)
         return result_for(request, "crash", stage=stage, error_type=kind, error=message,
                           duration_s=elapsed, detail={"log_tail": log[-LOG_TAIL_CHARS:], "isolation": mode})
     finally:

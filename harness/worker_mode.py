@@ -165,7 +165,7 @@ def _signal_of(exit_code: int | None, log: str) -> str | None:
 
 def crash_result(request: CellRequest, directory: Path, exit_code: int | None) -> CellResult:
     """The cell a worker died in: `timeout` if faulthandler's watchdog ended it, else `crash` with the signal."""
-    from harness.isolation import death_line
+    from harness.isolation import death_evidence
 
     current = _read_json(directory / CURRENT)
     started = current.get("started") if current.get("cell") == request.id else None
@@ -185,12 +185,5 @@ def crash_result(request: CellRequest, directory: Path, exit_code: int | None) -
         return result_for(request, "timeout", stage=stage, error_type="Timeout",
                           error=f"no result after {limit_text} in stage {stage}; the worker was ended (stacks in log_tail)",
                           duration_s=elapsed, detail=detail)
-    name = _signal_of(exit_code, log)
-    if name:
-        kind, message = name, f"the worker died of {name} in stage {stage}"
-    else:
-        kind, message = "ProcessExited", f"the worker exited with code {exit_code} in stage {stage} without a result"
-    death = death_line(log)
-    if death:
-        message += f": {death}"
+    kind, message = death_evidence("the worker", _signal_of(exit_code, log), exit_code, stage, log)
     return result_for(request, "crash", stage=stage, error_type=kind, error=message, duration_s=elapsed, detail=detail)
