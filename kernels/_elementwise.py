@@ -20,3 +20,9 @@ def random_vector(size: int, device: torch.device, generator: torch.Generator, d
 def two_random_vectors(size: int, device: torch.device, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """The inputs of every binary elementwise kernel: two fp32 vectors of `size` elements."""
     return random_vector(size, device, generator), random_vector(size, device, generator)
+
+
+def refuse_strided_target(kernel: str, x: torch.Tensor) -> None:
+    """An in-place kernel cannot copy a strided target (it would write the copy, not x): it refuses it instead."""
+    if not x.is_contiguous():
+        raise ValueError(f"{kernel} writes x in place through flat indexing: x must be contiguous")

@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 
 from harness.spec import KernelSpec
-from kernels._elementwise import BLOCK_SIZE, grid_1d, two_random_vectors
+from kernels._elementwise import BLOCK_SIZE, grid_1d, refuse_strided_target, two_random_vectors
 
 
 @triton.jit
@@ -21,8 +21,7 @@ def add_inplace_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
 
 
 def launch(wrap, x: torch.Tensor, y: torch.Tensor) -> None:
-    if not x.is_contiguous():
-        raise ValueError("add_inplace writes x in place through flat indexing: x must be contiguous")
+    refuse_strided_target("add_inplace", x)
     y = y.contiguous()
     n_elements = x.numel()
     wrap(add_inplace_kernel)[grid_1d(n_elements)](x, y, n_elements, BLOCK_SIZE=BLOCK_SIZE)

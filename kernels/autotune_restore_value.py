@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 
 from harness.spec import KernelSpec
-from kernels._elementwise import grid_1d, two_random_vectors
+from kernels._elementwise import grid_1d, refuse_strided_target, two_random_vectors
 
 
 @triton.autotune(
@@ -30,8 +30,7 @@ def autotune_restore_value_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.const
 
 
 def launch(wrap, x: torch.Tensor, y: torch.Tensor) -> None:
-    if not x.is_contiguous():
-        raise ValueError("autotune_restore_value writes x in place through flat indexing: x must be contiguous")
+    refuse_strided_target("autotune_restore_value", x)
     y = y.contiguous()
     n_elements = x.numel()
     wrap(autotune_restore_value_kernel)[grid_1d(n_elements)](x, y, n_elements)
