@@ -176,14 +176,16 @@ def run_matrix(session: nox.Session, choice: str) -> None:
         return
     args = list(session.posargs)
     py = python(session)
-    results = option_value(args, "-o", "--output")
+    resume = option_value(args, "--resume")  # finishes that file: it is the results, and must not be overwritten
+    results = option_value(args, "-o", "--output") or resume
     shard = option_value(args, "--shard")
     if results is None:
         results = default_results_path(session, option_value(args, "--tier") or "auto")
         if shard:  # shards run side by side: one file each
             results = results.removesuffix(".jsonl") + "-shard" + shard.replace("/", "of") + ".jsonl"
         args = ["-o", results, *args]
-    ran = status(session, py, "-m", "harness", "run", "-n", "auto", "--overwrite", *args)
+    replace = [] if resume else ["--overwrite"]
+    ran = status(session, py, "-m", "harness", "run", "-n", "auto", *replace, *args)
     if shard:
         session.log(f"one shard written to {results}; merge the shards with `python -m harness merge`, then report and diff")
         if ran:

@@ -147,3 +147,19 @@ def test_no_venv_matrix_fails_on_a_regression_after_writing_everything(tmp_path:
     diff = Path(str(results).removesuffix(".jsonl") + ".diff.md").read_text(encoding="utf-8")
     assert "Regressions (1)" in diff and "add/native/cudagraphs" in diff
     assert Path(str(results).removesuffix(".jsonl") + ".report.md").is_file()
+
+
+@pytest.mark.slow
+def test_no_venv_matrix_resumes_a_stopped_run(tmp_path: Path) -> None:
+    """`-- --resume FILE` appends the missing cells to FILE (nox must not add --overwrite), then reports on all of them."""
+    completed, results = run_matrix(tmp_path, "skip")
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    resumed = nox("--no-venv", "-s", "matrix", "--", "--tier", "cpu", "-k", "add", "-s", "native", "-p", "cudagraphs",
+                  "-p", "cpu_fallback", "-n", "1", "--resume", str(results),
+                  env={"TCM_REFERENCE": str(reference(tmp_path, "skip"))}, timeout=600)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert "1 of 2 cells already in" in resumed.stdout + resumed.stderr
+    cells = [json.loads(line)["id"] for line in results.read_text(encoding="utf-8").splitlines()[1:]]
+    assert cells == ["add/native/cudagraphs", "add/native/cpu_fallback"]
+    report = Path(str(results).removesuffix(".jsonl") + ".report.md").read_text(encoding="utf-8")
+    assert "a CPU fallback means nothing" in report  # the resumed cell's skip reason: the report covers the whole file
