@@ -208,14 +208,20 @@ def run_cell(state: MatrixState, cell: Cell) -> CellResult:
 
 
 def judge_by_control(state: MatrixState, cell: Cell, result: CellResult) -> None:
-    """A style's failure in a pipeline where the pure-PyTorch control also fails is the environment's: `env`."""
+    """A style's failure in a pipeline where the pure-PyTorch control also fails is the environment's: `env`.
+
+    The control normally ran first in this worker. When it did not (a replacement worker got the rest of the
+    group), it runs now; in worker mode in a process of its own, because this worker holds whatever the failed
+    cell left: after a CUDA fault every CUDA call here raises until the worker retires (measured on the H100).
+    """
     key = (cell.kernel, cell.pipeline)
     if key not in state.controls:
         from harness.isolation import run_isolated
 
         control_cell = Cell(cell.kernel, CONTROL_STYLE, cell.pipeline)
         control_request = _request(state, control_cell)
-        state.controls[key] = run_repeated(lambda: run_isolated(control_request, state.timeout_s, state.isolation), state.repeat)
+        isolation = "process" if state.isolation == "worker" else state.isolation
+        state.controls[key] = run_repeated(lambda: run_isolated(control_request, state.timeout_s, isolation), state.repeat)
     mark_env(result, state.controls[key])
 
 

@@ -136,6 +136,10 @@ def test_a_cuda_error_retires_the_worker_after_its_cell_is_recorded(tmp_path):
     assert cells["fault_cuda_text/native/eager"].worker == "gw0"
     assert poisoned.worker == "gw0" and cells["fault_cuda_text/custom_op/eager"].worker != "gw0"  # a fresh worker
     assert all(cells[f"after_cuda/{style}/eager"].outcome == "pass" for style in ("native", "raw", "custom_op"))
+    # custom_op poisoned the fresh worker too; the control that judges it ran in a process of its own, so it is a
+    # plain fail, not `env` and not lost (on the H100 such cells had no result: the control died in that worker).
+    judged = cells["fault_cuda_text/custom_op/eager"]
+    assert (judged.outcome, judged.stage) == ("fail", "run") and "CUDA error" in judged.error
 
 
 @pytest.mark.slow
