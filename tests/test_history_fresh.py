@@ -114,8 +114,7 @@ def test_a_rerun_beside_another_environment_of_the_same_versions_is_told_apart()
 
 
 def test_a_document_that_only_quotes_the_marker_is_not_a_marked_document():
-    from harness.report.docs import BEGIN
-    from harness.report.refresh import has_marker_line
+    from harness.report.docs import BEGIN, has_marker_line
 
     assert has_marker_line(f"intro\n{BEGIN}\nchart\n")
     assert not has_marker_line(f"| error | `expected one '{BEGIN}' followed by ...` |\n")

@@ -38,16 +38,32 @@ def render_region(results: ResultsFile) -> str:
     return "\n\n".join(parts)
 
 
+def marker_spans(text: str, marker: str) -> list[tuple[int, int]]:
+    """Where the marker stands on a line of its own (spaces around it allowed). A marker quoted inside
+    other text (a code span in a README's error table, say) is not a marker: it is never rewritten."""
+    spans, position = [], 0
+    for line in text.splitlines(keepends=True):
+        if line.strip() == marker:
+            start = position + line.index(marker)
+            spans.append((start, start + len(marker)))
+        position += len(line)
+    return spans
+
+
+def has_marker_line(text: str) -> bool:
+    """True for a document with an api-choice region to keep fresh."""
+    return bool(marker_spans(text, BEGIN))
+
+
 def replace_region(text: str, region: str, name: str) -> str:
     """The same text with the region between the markers replaced; everything outside is kept byte for byte."""
-    begins, ends = text.count(BEGIN), text.count(END)
-    if begins != 1 or ends != 1 or text.index(BEGIN) > text.index(END):
+    begins, ends = marker_spans(text, BEGIN), marker_spans(text, END)
+    if len(begins) != 1 or len(ends) != 1 or begins[0][0] > ends[0][0]:
         raise DocsMarkerError(
-            f"{name}: expected one {BEGIN!r} followed by one {END!r} (found {begins} begin, {ends} end)"
+            f"{name}: expected one {BEGIN!r} followed by one {END!r}, each on a line of its own "
+            f"(found {len(begins)} begin, {len(ends)} end)"
         )
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{region}\n{END}{tail}"
+    return f"{text[:begins[0][1]]}\n{region}\n{text[ends[0][0]:]}"
 
 
 def update_docs(path: str | Path, results: ResultsFile, check: bool = False) -> tuple[bool, str]:

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from harness.report.atomic import write_text_atomic
-from harness.report.docs import BEGIN, COMMITTED_GPU_RESULTS, DocsMarkerError, update_docs
+from harness.report.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, has_marker_line, update_docs
 from harness.report.history import HistoryError, render_history
 from harness.results import ResultsFileError, read_results
 
@@ -50,10 +50,6 @@ def marked_docs(repo: Path) -> list[Path]:
     """
     return [path for path in checkout_files(repo, ".md")
             if path.parts[0] != "tests" and has_marker_line((repo / path).read_text(encoding="utf-8", errors="replace"))]
-
-
-def has_marker_line(text: str) -> bool:
-    return any(line.strip() == BEGIN for line in text.splitlines())
 
 
 def history_text(repo: Path) -> str:

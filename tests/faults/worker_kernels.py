@@ -16,7 +16,6 @@ import torch
 from harness.spec import identity_wrap
 from kernels import add
 
-
 POISONED = "CUDA error: an illegal memory access was encountered (imitated on the CPU tier)"
 
 

@@ -60,3 +60,14 @@ def test_missing_or_unbalanced_markers_exit_2(make_results, tmp_path: Path, caps
             err = capsys.readouterr().err
             assert err.count("\n") == 1 and err.startswith(f"error: {path}: expected one")
         assert path.read_text() == text
+
+
+def test_a_marker_quoted_inside_a_line_is_neither_counted_nor_rewritten(make_results, tmp_path: Path) -> None:
+    """The README quotes the markers in its error table; only the region between whole-line markers changes."""
+    quoted = f"| error | `expected one '{BEGIN}' followed by one '{END}'` |\n"
+    readme = tmp_path / "README.md"
+    readme.write_text(quoted + f"intro\n{BEGIN}\nold chart\n{END}\n" + quoted)
+    assert main(["docs", str(readme), "--results", str(make_results("a.jsonl", [cell("a", "raw", "eager")]))]) == 0
+    text = readme.read_text()
+    assert text.startswith(quoted + f"intro\n{BEGIN}\n") and text.endswith(f"\n{END}\n" + quoted)
+    assert "old chart" not in text
