@@ -1,10 +1,13 @@
 """`python -m harness bench`: the same cells under each isolation mode and worker count, timed in one run.
 
 Each (mode, workers) pair is one `python -m harness run` into its own results file in the
-output folder. For each run the table gives the wall time, the CPU time of the run and every
-process it waited for (getrusage RUSAGE_CHILDREN: xdist workers, forked cells, cell interpreters),
-the speed-up over process-per-cell at the same worker count, and whether every cell's outcome
-equals process-per-cell's (the cells that differ are named). Ratios only compare rows of one bench.
+output folder. With `--gpus 1,2` each pair also runs once per GPU count, seeing only the first N
+GPUs (CUDA_VISIBLE_DEVICES), and a column compares each row with its mode's first row: the
+scaling from one GPU to several, measured in the same bench. For each run the table gives the
+wall time, the CPU time of the run and every process it waited for (getrusage RUSAGE_CHILDREN:
+xdist workers, forked cells, cell interpreters), the speed-up over process-per-cell at the same
+worker count, and whether every cell's outcome equals process-per-cell's (the cells that differ
+are named). Ratios only compare rows of one bench.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ class BenchRun:
     cpu_s: float
     exit_code: int
     outcomes: dict[str, str] = field(default_factory=dict)  # cell id -> outcome; empty when no results file could be read
+    gpus: int | None = None  # how many GPUs the run could see (--gpus), None when not restricted
 
 
 def add_bench_parser(subparsers: Any) -> None:
@@ -52,6 +56,8 @@ def add_bench_parser(subparsers: Any) -> None:
     bench.add_argument("--cold-cache", action="store_true", help="every cell of every run gets empty caches")
     bench.add_argument("--modes", default="fork,process,worker", help="isolation modes, comma-separated")
     bench.add_argument("--workers", default="1", help="worker counts, comma-separated (e.g. 1,2)")
+    bench.add_argument("--gpus", default=None,
+                       help="GPU counts, comma-separated (e.g. 1,2): each run sees only the first N GPUs (GPU tier)")
     bench.add_argument("--out-dir", default=None, help="folder for each run's results (default .matrix-results/bench-<time>)")
     bench.add_argument("-o", "--output", default=None, help="the Markdown table (default OUT_DIR/bench.md)")
     bench.add_argument("--overwrite", action="store_true", help="replace existing results and table")
@@ -84,11 +90,14 @@ def command_bench(args: argparse.Namespace) -> int:
     workers = _split(args.workers)
     if not workers or not all(count.isdigit() and int(count) >= 1 for count in workers):
         raise CliError(f"--workers {args.workers!r}: give worker counts >= 1, comma-separated (e.g. 1,2)")
+    environment = describe(loaded["tier"])
+    gpu_counts, visible = _gpu_counts(args.gpus, environment)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     out_dir = Path(args.out_dir or Path(".matrix-results") / f"bench-{stamp}")
     output = Path(args.output) if args.output else out_dir / "bench.md"
-    plan = [(mode, count, out_dir / f"{mode}-n{count}.jsonl") for count in workers for mode in modes]
-    existing = [path for path in [output] + [results for _, _, results in plan] if path.exists()]
+    plan = [(mode, count, gpus, out_dir / f"{mode}-n{count}{f'-g{gpus}' if gpus else ''}.jsonl")
+            for gpus in gpu_counts for count in workers for mode in modes]
+    existing = [path for path in [output] + [results for *_, results in plan] if path.exists()]
     if existing and not args.overwrite:
         raise CliError(f"{existing[0]}: exists; pass --overwrite to replace it, or --out-dir/--output for another path")
     try:
@@ -97,7 +106,6 @@ def command_bench(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"{out_dir}: cannot create the output folder ({exc.strerror})") from None
 
-    environment = describe(loaded["tier"])
     cells = select_cells(kernels, styles, pipelines)
     selection = ["--tier", loaded["tier"], "-k", ",".join(kernels), "-s", ",".join(styles), "-p", ",".join(pipelines)]
     for source in args.kernels_from:
@@ -107,12 +115,12 @@ def command_bench(args: argparse.Namespace) -> int:
     if args.cold_cache:
         selection += ["--cold-cache"]
     load_at_start = os.getloadavg()[0]
-    print(f"bench: {len(cells)} cells x {len(plan)} runs ({', '.join(f'{m} -n {c}' for m, c, _ in plan)}) into {out_dir}")
+    names = [f"{m} -n {c}{f' on {g} GPU(s)' if g else ''}" for m, c, g, _ in plan]
+    print(f"bench: {len(cells)} cells x {len(plan)} runs ({', '.join(names)}) into {out_dir}")
     runs = []
-    for mode, count, results in plan:
-        run = run_once(mode, count, results, selection)
-        print(f"  {mode} -n {count}: {run.wall_s:.1f} s wall, {run.cpu_s:.1f} s CPU, {len(run.outcomes)} cells, "
-              f"exit {run.exit_code}")
+    for (mode, count, gpus, results), name in zip(plan, names):
+        run = run_once(mode, count, results, selection, visible[:gpus] if gpus else None)
+        print(f"  {name}: {run.wall_s:.1f} s wall, {run.cpu_s:.1f} s CPU, {len(run.outcomes)} cells, exit {run.exit_code}")
         runs.append(run)
     context = {"environment": environment, "cells": len(cells), "kernels": kernels, "styles": styles,
                "pipelines": pipelines, "load_at_start": load_at_start, "cold_cache": args.cold_cache,
@@ -129,26 +137,44 @@ def command_bench(args: argparse.Namespace) -> int:
     return 0 if all(run.outcomes for run in runs) else 1
 
 
+def _gpu_counts(value: str | None, environment: dict[str, Any]) -> tuple[list[int | None], list[str]]:
+    """The --gpus counts (or [None] when not given) and the GPUs CUDA may use here; CliError when they cannot run."""
+    from harness.cli import CliError
+    from harness.gpus import visible_gpus
+
+    if value is None:
+        return [None], []
+    counts = _split(value)
+    if not counts or not all(count.isdigit() and int(count) >= 1 for count in counts):
+        raise CliError(f"--gpus {value!r}: give GPU counts >= 1, comma-separated (e.g. 1,2)")
+    visible = visible_gpus(os.environ, int(environment.get("gpu_count") or 0)) if environment.get("tier") == "gpu" else []
+    if max(int(count) for count in counts) > len(visible):
+        raise CliError(f"--gpus {value}: this run sees {len(visible)} GPU(s) (tier {environment.get('tier')})")
+    return [int(count) for count in counts], visible
+
+
 def _cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
-def run_once(mode: str, workers: str, results: Path, selection: list[str]) -> BenchRun:
-    """One `python -m harness run` of the cells; its output goes to RESULTS.log next to the results."""
+def run_once(mode: str, workers: str, results: Path, selection: list[str], gpus: list[str] | None = None) -> BenchRun:
+    """One `python -m harness run` of the cells, seeing only `gpus` when given; its output goes to RESULTS.log."""
     from harness.results import ResultsFileError, read_results
 
     command = [sys.executable, "-m", "harness", "run", *selection, "--isolation", mode, "-n", workers,
                "-o", str(results), "--summary", str(results.with_suffix(".md")), "--overwrite"]
     cpu_before, started = _cpu_seconds(), time.perf_counter()
     with open(results.with_suffix(".log"), "w") as log:
-        exit_code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode
+        environ = {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(gpus)} if gpus else None
+        exit_code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=environ).returncode
     wall, cpu = time.perf_counter() - started, _cpu_seconds() - cpu_before
     try:
         outcomes = {cell.id: cell.outcome for cell in read_results(results).cells}
     except ResultsFileError:
         outcomes = {}
-    return BenchRun(mode, workers, results, round(wall, 2), round(cpu, 2), exit_code, outcomes)
+    return BenchRun(mode, workers, results, round(wall, 2), round(cpu, 2), exit_code, outcomes,
+                    len(gpus) if gpus else None)
 
 
 def differences(run: BenchRun, reference: BenchRun) -> list[str]:
@@ -159,7 +185,8 @@ def differences(run: BenchRun, reference: BenchRun) -> list[str]:
 
 
 def _reference_for(run: BenchRun, runs: list[BenchRun]) -> BenchRun | None:
-    return next((other for other in runs if other.mode == REFERENCE_MODE and other.workers == run.workers), None)
+    return next((other for other in runs
+                 if other.mode == REFERENCE_MODE and other.workers == run.workers and other.gpus == run.gpus), None)
 
 
 def _ratio(reference: float, value: float) -> str:
@@ -186,15 +213,22 @@ def render_bench(runs: list[BenchRun], context: dict[str, Any]) -> str:
 
     environment = context["environment"]
     gpu = f"{environment['gpu']} x{environment.get('gpu_count') or 1}" if environment.get("gpu") else "none"
+    by_gpus = any(run.gpus is not None for run in runs)
     rows = []
     for run in runs:
         reference = _reference_for(run, runs)
         usable = reference is not None and reference.outcomes and run.outcomes
-        rows.append([run.mode, run.workers, str(len(run.outcomes)), f"{run.wall_s:.1f}", f"{run.cpu_s:.1f}",
-                     _ratio(reference.wall_s, run.wall_s) if usable and reference else "n/a",
-                     _ratio(reference.cpu_s, run.cpu_s) if usable and reference else "n/a",
-                     escape_cell(_same_outcomes(run, reference), limit=2000)])
+        row = [run.mode, run.workers, str(len(run.outcomes)), f"{run.wall_s:.1f}", f"{run.cpu_s:.1f}",
+               _ratio(reference.wall_s, run.wall_s) if usable and reference else "n/a",
+               _ratio(reference.cpu_s, run.cpu_s) if usable and reference else "n/a",
+               escape_cell(_same_outcomes(run, reference), limit=2000)]
+        if by_gpus:
+            first = next(other for other in runs if other.mode == run.mode)
+            row[2:2] = [str(run.gpus), _ratio(first.wall_s, run.wall_s) if first.outcomes and run.outcomes else "n/a"]
+        rows.append(row)
     headers = ["isolation", "workers", "cells", "wall (s)", "CPU (s)", "speed-up, wall", "speed-up, CPU", "outcomes vs process"]
+    if by_gpus:
+        headers[2:2] = ["GPUs", "wall vs its mode's first row"]
     lines = [
         "# Isolation benchmark",
         "",
@@ -209,8 +243,10 @@ def render_bench(runs: list[BenchRun], context: dict[str, Any]) -> str:
         markdown_table(headers, rows),
         "",
         "Wall: elapsed time of the run, startup included. CPU: user + system time of the run and of every process "
-        "it waited for. Speed-up: process-per-cell's time at the same worker count divided by this row's. "
-        "Outcomes: each cell's outcome against process-per-cell's at the same worker count.",
+        "it waited for. Speed-up: process-per-cell's time at the same worker count (and GPU count) divided by this row's. "
+        "Outcomes: each cell's outcome against process-per-cell's at the same worker count"
+        + (" and GPU count. Wall vs its mode's first row: that row's wall time divided by this row's (the scaling "
+           "from the fewest GPUs and workers)." if by_gpus else "."),
         "",
     ]
     return "\n".join(lines)

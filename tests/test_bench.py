@@ -101,3 +101,46 @@ def test_a_real_bench_writes_each_run_and_the_table(tmp_path):
     rows = _rows(table.read_text())
     assert rows[("worker", "1")][2] == "2" and rows[("worker", "1")][7] == "identical"
     assert float(rows[("process", "1")][3]) > 0 and float(rows[("process", "1")][4]) > 0
+
+
+def test_gpu_counts_add_a_column_and_the_scaling_from_each_modes_first_row():
+    def run(mode: str, workers: str, gpus: int, wall: float) -> BenchRun:
+        return BenchRun(mode, workers, Path(f"{mode}-n{workers}-g{gpus}.jsonl"), wall, wall, 0, dict(OUTCOMES), gpus)
+
+    runs = [run("process", "16", 1, 100.0), run("fork", "16", 1, 50.0),
+            run("process", "32", 2, 55.0), run("fork", "32", 2, 28.0)]
+    table = render_bench(runs, CONTEXT)
+    header = next(line for line in table.splitlines() if line.startswith("| isolation"))
+    assert [cell.strip() for cell in header.strip("|").split("|")][:4] == ["isolation", "workers", "GPUs",
+                                                                          "wall vs its mode's first row"]
+    rows = {(cells[0], cells[1], cells[2]): cells for cells in
+            ([cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines() if line.startswith("| f")
+             or line.startswith("| p"))}
+    assert rows[("fork", "32", "2")][3] == "1.79x"  # 50 s on 1 GPU and 16 workers -> 28 s on 2 GPUs and 32 workers
+    assert rows[("fork", "32", "2")][7] == "1.96x"  # against process at the same workers and GPUs (55 s), not 100 s
+    assert rows[("process", "16", "1")][3] == "1.00x"
+
+
+def test_each_run_sees_only_its_first_gpus(monkeypatch, tmp_path):
+    from harness import bench
+
+    seen = []
+
+    def fake_run(command, **kwargs):
+        seen.append((kwargs.get("env") or {}).get("CUDA_VISIBLE_DEVICES"))
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(bench.subprocess, "run", fake_run)
+    bench.run_once("fork", "2", tmp_path / "a.jsonl", [], ["3", "5"])
+    bench.run_once("fork", "2", tmp_path / "b.jsonl", [])
+    assert seen == ["3,5", None]
+
+
+@pytest.mark.parametrize("gpus, message", [
+    ("1", "error: --gpus 1: this run sees 0 GPU(s) (tier cpu)"),
+    ("1,two", "error: --gpus '1,two': give GPU counts >= 1, comma-separated (e.g. 1,2)"),
+])
+def test_gpu_counts_the_machine_cannot_give_are_refused(tmp_path, gpus, message):
+    completed = harness("bench", "--tier", "cpu", "--gpus", gpus, "--out-dir", str(tmp_path / "runs"))
+    assert completed.returncode == 2 and completed.stderr.startswith(message), completed.stderr
+    assert not (tmp_path / "runs").exists()
