@@ -66,11 +66,10 @@ def plan_run(args: argparse.Namespace, selection: list[Cell], environment: dict[
         raise PlanError(f"--resume {output} appends to that file; -o/--output names another ({args.output})")
     if args.overwrite:
         raise PlanError("--resume appends to its results file; --overwrite would replace it: choose one")
-    check_resumable(output, environment)
-    cut = repair_torn_tail(output)
+    done = {cell.id for cell in check_resumable(output, environment).cells}  # checked before the file is touched
+    cut = repair_torn_tail(output)  # the reading above already dropped that line: the cells are the same
     if cut:
         print(f"resume: cut {cut} bytes of a torn last line from {output} (a write the stop interrupted)")
-    done = {cell.id for cell in check_resumable(output, environment).cells}
     to_run = [cell for cell in asked if cell.id not in done]
     print(f"resume: {len(asked) - len(to_run)} of {len(asked)} cells already in {output}; running {len(to_run)}")
     return RunPlan(asked, to_run, output, resume=True, shard=shard, options=options + ["--matrix-resume", str(output)])

@@ -99,10 +99,9 @@ class MatrixState:
             return set()
         from harness.environment import describe
 
-        check_resumable(path, describe(self.tier))
-        if _is_controller(self.config):  # before any worker reads it
+        results = check_resumable(path, describe(self.tier))  # checked before the file is touched
+        if _is_controller(self.config):  # before any worker reads it; the cells read above stay the same
             repair_torn_tail(path)
-        results = check_resumable(path, describe(self.tier))
         for cell in results.cells:
             if cell.style == CONTROL_STYLE:
                 self.controls[(cell.kernel, cell.pipeline)] = cell

@@ -65,10 +65,6 @@ def repair_torn_tail(path: str | Path) -> int:
     return len(data) - start
 
 
-def done_cell_ids(path: str | Path) -> set[str]:
-    return {cell.id for cell in read_results(path).cells}
-
-
 # Options that name or replace the output: the resume command drops them and adds --resume PATH.
 _OUTPUT_OPTIONS = ("--output", "--resume")
 _OUTPUT_FLAGS = ("--overwrite",)
