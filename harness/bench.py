@@ -87,9 +87,7 @@ def command_bench(args: argparse.Namespace) -> int:
     if unknown or not modes:
         named = repr(unknown[0]) if unknown else "(none)"
         raise CliError(f"--modes: unknown isolation mode {named}; valid modes: {', '.join(ISOLATION_MODES)}")
-    workers = _split(args.workers)
-    if not workers or not all(count.isdigit() and int(count) >= 1 for count in workers):
-        raise CliError(f"--workers {args.workers!r}: give worker counts >= 1, comma-separated (e.g. 1,2)")
+    workers = _counts(args.workers, "--workers", "worker")
     environment = describe(loaded["tier"])
     gpu_counts, visible = _gpu_counts(args.gpus, environment)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -137,6 +135,16 @@ def command_bench(args: argparse.Namespace) -> int:
     return 0 if all(run.outcomes for run in runs) else 1
 
 
+def _counts(value: str, option: str, what: str) -> list[str]:
+    """A comma-separated list of whole numbers >= 1, or CliError naming the option."""
+    from harness.cli import CliError
+
+    counts = _split(value)
+    if not counts or not all(count.isdigit() and int(count) >= 1 for count in counts):
+        raise CliError(f"{option} {value!r}: give {what} counts >= 1, comma-separated (e.g. 1,2)")
+    return counts
+
+
 def _gpu_counts(value: str | None, environment: dict[str, Any]) -> tuple[list[int | None], list[str]]:
     """The --gpus counts (or [None] when not given) and the GPUs CUDA may use here; CliError when they cannot run."""
     from harness.cli import CliError
@@ -144,9 +152,7 @@ def _gpu_counts(value: str | None, environment: dict[str, Any]) -> tuple[list[in
 
     if value is None:
         return [None], []
-    counts = _split(value)
-    if not counts or not all(count.isdigit() and int(count) >= 1 for count in counts):
-        raise CliError(f"--gpus {value!r}: give GPU counts >= 1, comma-separated (e.g. 1,2)")
+    counts = _counts(value, "--gpus", "GPU")
     visible = visible_gpus(os.environ, int(environment.get("gpu_count") or 0)) if environment.get("tier") == "gpu" else []
     if max(int(count) for count in counts) > len(visible):
         raise CliError(f"--gpus {value}: this run sees {len(visible)} GPU(s) (tier {environment.get('tier')})")
