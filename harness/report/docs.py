@@ -66,6 +66,12 @@ def replace_region(text: str, region: str, name: str) -> str:
     return f"{text[:begins[0][1]]}\n{region}\n{text[ends[0][0]:]}"
 
 
+def stale_diff(old: str, new: str, name: str) -> str:
+    """What a check prints for a stale document: its current text against the expected one."""
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        f"{name} (current)", f"{name} (expected)"))
+
+
 def update_docs(path: str | Path, results: ResultsFile, check: bool = False) -> tuple[bool, str]:
     """(stale, unified diff). With check, nothing is written; otherwise a stale file is replaced atomically."""
     path = Path(path)
@@ -78,11 +84,7 @@ def update_docs(path: str | Path, results: ResultsFile, check: bool = False) -> 
     new = replace_region(old, render_region(results), str(path))
     if new == old:
         return False, ""
-    diff = "".join(
-        difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True), f"{path} (current)", f"{path} (expected)"
-        )
-    )
+    diff = stale_diff(old, new, str(path))
     if not check:
         write_text_atomic(path, new)
     return True, diff

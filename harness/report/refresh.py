@@ -10,13 +10,12 @@ leaks into a committed table. `nox -s docs` runs this; CI runs it with --check (
 from __future__ import annotations
 
 import argparse
-import difflib
 import subprocess
 import sys
 from pathlib import Path
 
 from harness.report.atomic import write_text_atomic
-from harness.report.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, has_marker_line, update_docs
+from harness.report.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, has_marker_line, stale_diff, update_docs
 from harness.report.history import HistoryError, render_history
 from harness.results import ResultsFileError, read_results
 
@@ -66,8 +65,7 @@ def refresh_history(repo: Path, check: bool) -> tuple[bool, str]:
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     if new == old:
         return False, ""
-    diff = "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        f"{HISTORY} (current)", f"{HISTORY} (expected)"))
+    diff = stale_diff(old, new, str(HISTORY))
     if not check:
         write_text_atomic(path, new)
     return True, diff
