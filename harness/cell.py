@@ -68,6 +68,7 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     started = time.perf_counter()
     torch.manual_seed(request.seed)
     device = torch.device("cuda" if request.tier == "gpu" else "cpu")
+    stage_seconds: dict[str, float] = {}  # filled by `staged`; says where a cell's time went (detail.stage_s)
     try:
         spec = load_specs(request.kernels_from)[request.kernel]
         reason = skip_reason(spec, request.pipeline, request.tier)
@@ -77,8 +78,9 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
             stage_marker("build")
         with staged("build"):
             built = build_style(spec, request.style)
+        stage_seconds["build"] = round(time.perf_counter() - started, 3)
         context = CellContext(spec=spec, built=built, device=device, tier=request.tier, workdir=workdir,
-                              seed=request.seed, stage_marker=stage_marker)
+                              seed=request.seed, stage_marker=stage_marker, stage_seconds=stage_seconds)
         detail = RUNNERS[request.pipeline](context)
         result = result_for(request, "pass", detail=detail)
     except SkipCell as skip:
@@ -90,6 +92,8 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     except Exception as exc:  # a harness or spec bug outside any stage: still evidence, never a crash
         result = result_for(request, "fail", stage="build", error_type=error_type(exc), error=first_line(exc))
     result.duration_s = round(time.perf_counter() - started, 3)
+    if stage_seconds:
+        result.detail["stage_s"] = stage_seconds
     return result
 
 

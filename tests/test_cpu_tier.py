@@ -72,3 +72,19 @@ def test_the_summary_is_written_beside_the_results(run):
     _, results, output = run
     summary = output.with_suffix(".md").read_text()
     assert "CPU tier" in summary and "| pipeline" in summary
+
+
+def test_every_cell_that_ran_says_where_its_time_went(run):
+    """detail.stage_s is what a slow pipeline is profiled from: present, within the cell's time, and naming
+    the stage a failing cell stopped in."""
+    _, results, _ = run
+    ran = [c for c in results.cells if c.outcome not in ("skip", "crash", "timeout")]
+    assert ran
+    for cell in ran:
+        stage_s = cell.detail.get("stage_s")
+        assert stage_s and "build" in stage_s, cell
+        assert sum(stage_s.values()) <= cell.duration_s + 0.01, cell
+        if cell.stage:
+            assert cell.stage in stage_s, cell
+    aoti = [c for c in ran if c.pipeline == "aoti" and c.outcome == "pass"]
+    assert aoti and all(c.detail["stage_s"]["compile"] > 0 for c in aoti)

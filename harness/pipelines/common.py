@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ class CellContext:
     workdir: Path
     seed: int = 0
     stage_marker: Callable[[str], None] | None = None
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # time spent in each stage, for `detail.stage_s`
 
     def inputs(self, size: int | None = None, device: torch.device | None = None) -> tuple[Any, ...]:
         """Fresh inputs; the same seed gives the same values for every style, so styles face one question."""
@@ -54,15 +56,23 @@ class CellContext:
 
 @contextlib.contextmanager
 def staged(stage: str, context: CellContext | None = None) -> Iterator[None]:
-    """Attribute any exception inside to `stage`, and tell the parent where we are in case we die here."""
+    """Attribute any exception inside to `stage`, tell the parent where we are in case we die here, and time it."""
     if context is not None and context.stage_marker is not None:
         context.stage_marker(stage)
+    started = time.perf_counter()
     try:
         yield
     except (StageFailure, SkipCell):
         raise
     except Exception as exc:
         raise StageFailure(stage, exc) from exc
+    finally:
+        if context is not None:
+            add_stage_time(context, stage, time.perf_counter() - started)
+
+
+def add_stage_time(context: CellContext, stage: str, seconds: float) -> None:
+    context.stage_seconds[stage] = round(context.stage_seconds.get(stage, 0.0) + seconds, 3)
 
 
 def clone_args(args: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import torch
 
-from harness.pipelines.common import CellContext, StageFailure, check_result, expected_result, staged
+from harness.pipelines.common import CellContext, StageFailure, add_stage_time, check_result, expected_result, staged
 from harness.pipelines.eager import check_backward
 
 
@@ -32,14 +33,21 @@ def compile_stage(exc: BaseException) -> str:
 
 
 def compiled_call(context: CellContext, compiled: Any, args: tuple[Any, ...]) -> Any:
-    """Call a torch.compile'd function, attributing a failure to trace, compile or run."""
+    """Call a torch.compile'd function, attributing a failure to trace, compile or run.
+
+    Dynamo, Inductor and the first run happen inside one call, so a call that succeeds counts its time
+    as compile; one that fails counts it in the stage it failed in."""
     if context.stage_marker:
         context.stage_marker("compile")
+    started, stage = time.perf_counter(), "compile"
     try:
         output = compiled(*args)
         context.synchronize()
     except Exception as exc:
-        raise StageFailure(compile_stage(exc), exc) from exc
+        stage = compile_stage(exc)
+        raise StageFailure(stage, exc) from exc
+    finally:
+        add_stage_time(context, stage, time.perf_counter() - started)
     return output
 
 

@@ -20,6 +20,7 @@ from harness.report.features import FeatureError, only_feature
 from harness.report.history import HistoryError, render_history
 from harness.report.merge import MergeError, merge_files
 from harness.report.render import render_report
+from harness.report.timings import render_timings
 from harness.results import ResultsFile, ResultsFileError, read_results, unknown_names
 
 Handler = Callable[[argparse.Namespace], int]
@@ -108,8 +109,13 @@ def history(args: argparse.Namespace) -> int:
     return 0
 
 
+def timings(args: argparse.Namespace) -> int:
+    _emit(render_timings(_read(args.results), args.results), args.output, (args.results,))
+    return 0
+
+
 def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
-    """Register report, docs, diff, baseline, merge and history; each sets `handler` on its namespace."""
+    """Register report, docs, diff, baseline, merge, history and timings; each sets `handler` on its namespace."""
 
     def add(name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
         parser = subparsers.add_parser(name, help=help, description=help)
@@ -143,4 +149,8 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
 
     parser = add("history", history, "Tabulate capabilities across torch/triton versions.")
     parser.add_argument("results", nargs="+")
+    parser.add_argument("-o", "--output")
+
+    parser = add("timings", timings, "Where a results file's time went: cell-seconds per pipeline and stage.")
+    parser.add_argument("results")
     parser.add_argument("-o", "--output")

@@ -1,0 +1,45 @@
+"""`timings`: each pipeline's cell-seconds and their stages, largest first, from the cells' own records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from report_helpers import cell, environment, results, write_results
+
+from harness.report.__main__ import main
+from harness.report.timings import render_timings
+
+
+def row(text: str, pipeline: str) -> list[str]:
+    line = next(line for line in text.splitlines() if line.startswith(f"| {pipeline} "))
+    return [part.strip() for part in line.strip("|").split("|")]
+
+
+def test_pipelines_are_ordered_by_their_seconds_and_split_by_stage() -> None:
+    cells = [
+        cell("a", "raw", "eager", duration_s=1.0, detail={"stage_s": {"build": 0.2, "run": 0.7}}),
+        cell("a", "raw", "aoti", duration_s=30.0, detail={"stage_s": {"build": 0.1, "trace": 2.0, "compile": 25.0}}),
+        cell("b", "raw", "aoti", duration_s=50.0, detail={"stage_s": {"compile": 40.0, "load": 6.0}}),
+    ]
+    text = render_timings(results(cells, environment(cpu_count=4)), "r.jsonl")
+    lines = text.splitlines()
+    assert next(i for i, line in enumerate(lines) if line.startswith("| aoti ")) < \
+        next(i for i, line in enumerate(lines) if line.startswith("| eager "))
+    # pipeline, cells, cell-s, share, median, max, build, trace, compile, load, run, check
+    assert row(text, "aoti") == ["aoti", "2", "80", "99%", "40.0", "50.0", "0", "2", "65", "6", "-", "-"]
+    assert row(text, "eager") == ["eager", "1", "1", "1%", "1.0", "1.0", "0", "-", "-", "-", "1", "-"]
+    assert row(text, "**all**")[:4] == ["**all**", "3", "81", "100%"]
+    assert "at least 0.3 min of wall time" in text  # 81 s over 4 cores
+
+
+def test_a_file_without_stage_times_shows_totals_only(tmp_path: Path, capsys) -> None:
+    path = write_results(tmp_path / "old.jsonl", [cell("a", "raw", "compile", duration_s=12.0)])
+    assert main(["timings", str(path)]) == 0
+    assert row(capsys.readouterr().out, "compile") == ["compile", "1", "12", "100%", "12.0", "12.0"] + ["-"] * 6
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    assert main(["timings", str(bad)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
