@@ -25,17 +25,22 @@ def render_timings(results: ResultsFile, source: str) -> str:
     for pipeline, cells in sorted(by_pipeline.items(), key=lambda item: (-_seconds(item[1]), item[0])):
         durations = [cell.duration_s or 0.0 for cell in cells]
         stages = _stage_sums(cells)
+        staged = [cell for cell in cells if cell.detail.get("stage_s")]
+        outside = _seconds(staged) - sum(stages.values())
         rows.append([pipeline, len(cells), f"{sum(durations):.0f}", _share(sum(durations), total),
                      f"{statistics.median(durations):.1f}", f"{max(durations):.1f}"]
-                    + [f"{stages[stage]:.0f}" if stage in stages else "-" for stage in STAGES])
+                    + [f"{stages[stage]:.0f}" if stage in stages else "-" for stage in STAGES]
+                    + [f"{outside:.0f}" if staged else "-"])
     rows.append(["**all**", len(results.cells), f"{total:.0f}", _share(total, total), "", ""]
-                + [""] * len(STAGES))
-    headers = ["pipeline", "cells", "cell-s", "share", "median s", "max s"] + [f"{stage} s" for stage in STAGES]
+                + [""] * (len(STAGES) + 1))
+    headers = (["pipeline", "cells", "cell-s", "share", "median s", "max s"] + [f"{stage} s" for stage in STAGES]
+               + ["outside s"])
     cpu_count = results.environment.get("cpu_count")
     lines = [
         f"# Where the time went: {source}",
         "",
-        f"Cells' own times (isolation {results.header.get('isolation', '?')}); stages from each cell's detail.stage_s.",
+        f"Cells' own times (isolation {results.header.get('isolation', '?')}); stages from each cell's detail.stage_s; "
+        "outside: a cell's time in no stage (starting CUDA, making inputs, computing the reference).",
     ]
     if cpu_count:
         lines.append(f"Spread perfectly over this machine's {cpu_count} cores the cells need at least "

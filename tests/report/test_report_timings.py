@@ -25,9 +25,9 @@ def test_pipelines_are_ordered_by_their_seconds_and_split_by_stage() -> None:
     lines = text.splitlines()
     assert next(i for i, line in enumerate(lines) if line.startswith("| aoti ")) < \
         next(i for i, line in enumerate(lines) if line.startswith("| eager "))
-    # pipeline, cells, cell-s, share, median, max, build, trace, compile, load, run, check
-    assert row(text, "aoti") == ["aoti", "2", "80", "99%", "40.0", "50.0", "0", "2", "65", "6", "-", "-"]
-    assert row(text, "eager") == ["eager", "1", "1", "1%", "1.0", "1.0", "0", "-", "-", "-", "1", "-"]
+    # pipeline, cells, cell-s, share, median, max, build, trace, compile, load, run, check, outside
+    assert row(text, "aoti") == ["aoti", "2", "80", "99%", "40.0", "50.0", "0", "2", "65", "6", "-", "-", "7"]
+    assert row(text, "eager") == ["eager", "1", "1", "1%", "1.0", "1.0", "0", "-", "-", "-", "1", "-", "0"]
     assert row(text, "**all**")[:4] == ["**all**", "3", "81", "100%"]
     assert "at least 0.3 min of wall time" in text  # 81 s over 4 cores
 
@@ -35,7 +35,7 @@ def test_pipelines_are_ordered_by_their_seconds_and_split_by_stage() -> None:
 def test_a_file_without_stage_times_shows_totals_only(tmp_path: Path, capsys) -> None:
     path = write_results(tmp_path / "old.jsonl", [cell("a", "raw", "compile", duration_s=12.0)])
     assert main(["timings", str(path)]) == 0
-    assert row(capsys.readouterr().out, "compile") == ["compile", "1", "12", "100%", "12.0", "12.0"] + ["-"] * 6
+    assert row(capsys.readouterr().out, "compile") == ["compile", "1", "12", "100%", "12.0", "12.0"] + ["-"] * 7
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
