@@ -69,7 +69,7 @@ def _split(values: str) -> list[str]:
 
 
 def command_bench(args: argparse.Namespace) -> int:
-    from harness.cli import CliError, _load, settle_vec_isa
+    from harness.cli import CliError, _load
     from harness.environment import describe
     from harness.isolation import ISOLATION_MODES
     from harness.selection import SelectionError, select_cells, validate
@@ -88,7 +88,6 @@ def command_bench(args: argparse.Namespace) -> int:
         named = repr(unknown[0]) if unknown else "(none)"
         raise CliError(f"--modes: unknown isolation mode {named}; valid modes: {', '.join(ISOLATION_MODES)}")
     workers = _counts(args.workers, "--workers", "worker")
-    settle_vec_isa(loaded["tier"])  # once for every run of the bench: each inherits the decision
     environment = describe(loaded["tier"])
     gpu_counts, visible = _gpu_counts(args.gpus, environment)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -57,14 +57,6 @@ def _add_run_parser(subparsers: Any) -> None:
     run.add_argument("pytest_args", nargs="*", help="after --: passed to pytest unchanged")
 
 
-def settle_vec_isa(tier: str) -> None:
-    """GPU tier: probe Inductor's CPU ISAs once for the whole run instead of once per cell (harness.vec_isa)."""
-    if tier == "gpu":
-        from harness.vec_isa import settle
-
-        print(f"inductor: {settle()}", flush=True)
-
-
 def command_run(args: argparse.Namespace) -> int:
     import pytest
 
@@ -85,7 +77,6 @@ def command_run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     if not MATRIX_DIR.is_dir():
         raise CliError(f"{MATRIX_DIR}: the matrix suites are not there; run from a checkout (pip install -e .)")
-    settle_vec_isa(loaded["tier"])
     environment = describe(loaded["tier"])
     try:  # --shard, --durations-from, --resume, --repeat
         plan = plan_run(args, select_cells(kernels, styles, pipelines), environment,

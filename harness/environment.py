@@ -79,7 +79,6 @@ def describe(tier: str) -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "ld_preload": os.environ.get("LD_PRELOAD") or None,
         "interpreter_autotune": INTERPRETER_AUTOTUNE if tier == "cpu" else None,
-        "inductor_vec_isa_ok": os.environ.get("TORCHINDUCTOR_VEC_ISA_OK"),
     }
 
 

@@ -39,6 +39,7 @@ class CellContext:
     seed: int = 0
     stage_marker: Callable[[str], None] | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)  # time spent in each stage, for `detail.stage_s`
+    stage_depth: int = 0  # how many timed stages are open; only the outermost one is timed
 
     def inputs(self, size: int | None = None, device: torch.device | None = None) -> tuple[Any, ...]:
         """Fresh inputs; the same seed gives the same values for every style, so styles face one question."""
@@ -55,24 +56,39 @@ class CellContext:
 
 
 @contextlib.contextmanager
+def stage_clock(context: CellContext | None, stage: str) -> Iterator[None]:
+    """Add the time inside to `context.stage_seconds[stage]`; a stage inside another is part of the outer one,
+    and a StageFailure coming out charges the time to the stage it names."""
+    if context is None:
+        yield
+        return
+    outermost = context.stage_depth == 0
+    context.stage_depth += 1
+    started, charged = time.perf_counter(), stage
+    try:
+        yield
+    except StageFailure as failure:
+        charged = failure.stage
+        raise
+    finally:
+        context.stage_depth -= 1
+        if outermost:
+            spent = context.stage_seconds.get(charged, 0.0) + time.perf_counter() - started
+            context.stage_seconds[charged] = round(spent, 3)
+
+
+@contextlib.contextmanager
 def staged(stage: str, context: CellContext | None = None) -> Iterator[None]:
     """Attribute any exception inside to `stage`, tell the parent where we are in case we die here, and time it."""
     if context is not None and context.stage_marker is not None:
         context.stage_marker(stage)
-    started = time.perf_counter()
-    try:
-        yield
-    except (StageFailure, SkipCell):
-        raise
-    except Exception as exc:
-        raise StageFailure(stage, exc) from exc
-    finally:
-        if context is not None:
-            add_stage_time(context, stage, time.perf_counter() - started)
-
-
-def add_stage_time(context: CellContext, stage: str, seconds: float) -> None:
-    context.stage_seconds[stage] = round(context.stage_seconds.get(stage, 0.0) + seconds, 3)
+    with stage_clock(context, stage):
+        try:
+            yield
+        except (StageFailure, SkipCell):
+            raise
+        except Exception as exc:
+            raise StageFailure(stage, exc) from exc
 
 
 def clone_args(args: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import torch
 
-from harness.pipelines.common import CellContext, StageFailure, add_stage_time, check_result, expected_result, staged
+from harness.pipelines.common import CellContext, StageFailure, check_result, expected_result, stage_clock, staged
 from harness.pipelines.eager import check_backward
 
 
@@ -39,15 +38,12 @@ def compiled_call(context: CellContext, compiled: Any, args: tuple[Any, ...]) ->
     as compile; one that fails counts it in the stage it failed in."""
     if context.stage_marker:
         context.stage_marker("compile")
-    started, stage = time.perf_counter(), "compile"
-    try:
-        output = compiled(*args)
-        context.synchronize()
-    except Exception as exc:
-        stage = compile_stage(exc)
-        raise StageFailure(stage, exc) from exc
-    finally:
-        add_stage_time(context, stage, time.perf_counter() - started)
+    with stage_clock(context, "compile"):
+        try:
+            output = compiled(*args)
+            context.synchronize()
+        except Exception as exc:
+            raise StageFailure(compile_stage(exc), exc) from exc
     return output
 
 
