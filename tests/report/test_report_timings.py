@@ -43,3 +43,12 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
     bad.write_text("not json\n")
     assert main(["timings", str(bad)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_committed_timings_are_rendered_from_the_committed_run() -> None:
+    """reports/runs/h100-2026-11-23-worker/timings.md is derived, never edited: rendering its results again gives it."""
+    from harness.results import read_results
+
+    run = Path(__file__).resolve().parents[2] / "reports" / "runs" / "h100-2026-11-23-worker"
+    source = "reports/runs/h100-2026-11-23-worker/results.jsonl"
+    assert render_timings(read_results(run / "results.jsonl"), source) == (run / "timings.md").read_text()
