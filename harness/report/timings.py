@@ -20,14 +20,15 @@ def render_timings(results: ResultsFile, source: str) -> str:
     by_pipeline: dict[str, list] = defaultdict(list)
     for cell in results.cells:
         by_pipeline[cell.pipeline].append(cell)
-    total = sum(cell.duration_s or 0.0 for cell in results.cells)
+    total = _seconds(results.cells)
     rows = []
     for pipeline, cells in sorted(by_pipeline.items(), key=lambda item: (-_seconds(item[1]), item[0])):
         durations = [cell.duration_s or 0.0 for cell in cells]
+        seconds = sum(durations)
         stages = _stage_sums(cells)
         staged = [cell for cell in cells if cell.detail.get("stage_s")]
         outside = _seconds(staged) - sum(stages.values())
-        rows.append([pipeline, len(cells), f"{sum(durations):.0f}", _share(sum(durations), total),
+        rows.append([pipeline, len(cells), f"{seconds:.0f}", _share(seconds, total),
                      f"{statistics.median(durations):.1f}", f"{max(durations):.1f}"]
                     + [f"{stages[stage]:.0f}" if stage in stages else "-" for stage in STAGES]
                     + [f"{outside:.0f}" if staged else "-"])
