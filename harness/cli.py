@@ -50,7 +50,7 @@ def _add_run_parser(subparsers: Any) -> None:
     run.add_argument("--timeout", type=float, default=None, help="per-cell limit in seconds")
     run.add_argument("--shard", default=None, metavar="I/N", help="run only shard I of N (1 <= I <= N), deterministic")
     run.add_argument("--durations-from", default=None, metavar="RESULTS.jsonl",
-                     help="balance --shard by the cell durations of this earlier run")
+                     help="balance --shard, and start the longest cell groups first, by the cell durations of this earlier run")
     run.add_argument("--resume", default=None, metavar="RESULTS.jsonl",
                      help="run only the selected cells not yet in this results file, appending to it")
     run.add_argument("--repeat", default="1", metavar="N", help="run each cell N times; differing outcomes make it flaky")

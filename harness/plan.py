@@ -46,13 +46,13 @@ def plan_run(args: argparse.Namespace, selection: list[Cell], environment: dict[
     """Raises ShardError, ResumeError, RepeatError or PlanError (all ValueError) on bad options."""
     repeat = parse_repeat(args.repeat)
     shard = parse_shard(args.shard) if args.shard else None
-    if args.durations_from and not shard:
-        raise PlanError("--durations-from balances shards; it needs --shard I/N")
     durations = load_durations(args.durations_from) if args.durations_from else None
     asked = shard_cells(selection, shard, durations)
     if shard:
         balance = f"balanced by the durations in {args.durations_from}" if durations is not None else "round robin"
         print(f"shard {shard}: {len(asked)} of {len(selection)} selected cells ({balance})")
+    if durations is not None:
+        print(f"order: longest cell groups first, by the durations in {args.durations_from}")
     options = ["--matrix-repeat", str(repeat)]
     if shard:
         options += ["--matrix-shard", str(shard)]

@@ -55,7 +55,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--matrix-shard", default=None, metavar="I/N",
                     help="run only shard I of N (a kernel's pipeline group stays in one shard)")
     group.addoption("--matrix-durations-from", default=None, metavar="RESULTS",
-                    help="balance --matrix-shard by the cell durations of this earlier results file")
+                    help="balance --matrix-shard, and collect the longest cell groups first, by the durations in this earlier results file")
     group.addoption("--matrix-resume", default=None, metavar="RESULTS",
                     help="run only the cells not yet in this results file, appending to it")
     group.addoption("--matrix-repeat", default="1", metavar="N",
@@ -91,6 +91,7 @@ class MatrixState:
         in_shard = shard_cells(select_cells(self.kernels, self.styles, self.pipelines), self.shard, durations)
         done = self._resume_from(option.matrix_resume)
         self.planned = [cell for cell in in_shard if cell.id not in done]
+        self.durations = durations
         self._private_caches()
 
     def _resume_from(self, path: str | None) -> set[str]:
@@ -155,14 +156,28 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     )
 
 
+def _matrix_cell(item: pytest.Item) -> Cell | None:
+    callspec = getattr(item, "callspec", None)
+    cell = callspec.params.get("matrix_cell") if callspec is not None else None
+    return cell if isinstance(cell, Cell) else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Drop the placeholder items of suites whose pipelines were all filtered out (pytest's empty parameter set)."""
-    empty = [item for item in items if "matrix_cell" in getattr(item, "fixturenames", ())
-             and not isinstance(getattr(item, "callspec", None) and item.callspec.params.get("matrix_cell"),  # type: ignore[attr-defined]
-                                Cell)]
+    """Drop the placeholder items of suites whose pipelines were all filtered out (pytest's empty parameter set);
+    with --matrix-durations-from, put the cells longest group first (harness.shard.longest_groups_first)."""
+    empty = [item for item in items if "matrix_cell" in getattr(item, "fixturenames", ()) and _matrix_cell(item) is None]
     if empty:
         config.hook.pytest_deselected(items=empty)
         items[:] = [item for item in items if item not in empty]
+    if not config.option.matrix_durations_from or not any(_matrix_cell(item) for item in items):
+        return
+    from harness.shard import longest_groups_first
+
+    cells = [cell for cell in (_matrix_cell(item) for item in items) if cell is not None]
+    rank = {cell.id: position for position, cell in enumerate(longest_groups_first(cells, matrix_state(config).durations))}
+    others = [item for item in items if _matrix_cell(item) is None]
+    items[:] = sorted((item for item in items if _matrix_cell(item) is not None),
+                      key=lambda item: rank[_matrix_cell(item).id]) + others  # type: ignore[union-attr]
 
 
 @pytest.fixture

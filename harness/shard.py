@@ -3,7 +3,9 @@
 The unit of splitting is a cell group (one kernel in one pipeline: the `native` control and
 the styles it judges), never a single cell, so every shard has the controls its styles need.
 Without durations the groups go round robin in cell order; with a previous run's durations,
-longest group first onto the lightest shard. Reads results files only; no torch.
+longest group first onto the lightest shard. The same durations also order a run's groups longest
+first (`longest_groups_first`), so that pytest-xdist, which hands groups out in collection order,
+starts the long ones first and no worker picks one up near the end. Reads results files only; no torch.
 """
 
 from __future__ import annotations
@@ -61,6 +63,19 @@ def _weights(groups: dict[str, list[Cell]], durations: dict[str, float]) -> dict
     known = [durations[c.id] for cells in groups.values() for c in cells if c.id in durations]
     fallback = sum(known) / len(known) if known else 1.0
     return {name: sum(durations.get(c.id, fallback) for c in cells) for name, cells in groups.items()}
+
+
+def group_weights(cells: Sequence[Cell], durations: dict[str, float]) -> dict[str, float]:
+    """Group name -> its cells' summed durations in the previous run."""
+    return _weights(groups_in_order(cells), durations)
+
+
+def longest_groups_first(cells: Sequence[Cell], durations: dict[str, float]) -> list[Cell]:
+    """The cells, group by group, heaviest group first; a group's cells keep their order (its control first)."""
+    groups = groups_in_order(cells)
+    weights = _weights(groups, durations)
+    ordered = sorted(groups, key=lambda g: (-weights[g], groups[g][0].id))
+    return [cell for name in ordered for cell in groups[name]]
 
 
 def assign_groups(cells: Sequence[Cell], count: int, durations: dict[str, float] | None = None) -> dict[str, int]:

@@ -11,7 +11,8 @@ import pytest
 
 from harness.results import read_results
 from harness.selection import select_cells
-from harness.shard import Shard, ShardError, assign_groups, groups_in_order, load_durations, parse_shard, shard_cells
+from harness.shard import (Shard, ShardError, assign_groups, group_weights, groups_in_order, load_durations,
+                           longest_groups_first, parse_shard, shard_cells)
 from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -102,6 +103,37 @@ def test_a_cell_missing_from_the_durations_weighs_their_mean():
     assert assign_groups(cells, 2, durations) == {"add/eager": 0, "sin/vmap": 1, "add/vmap": 1, "sin/eager": 1}
 
 
+def test_longest_groups_first_orders_groups_by_weight_and_keeps_each_group_whole():
+    durations = load_durations(CPU_FIXTURE)
+    ordered = longest_groups_first(SELECTION, durations)
+    assert sorted(cell.id for cell in ordered) == sorted(cell.id for cell in SELECTION)
+    weights = group_weights(SELECTION, durations)
+    runs = list(groups_in_order(ordered))  # the groups, in the order they now appear
+    assert [weights[g] for g in runs] == sorted(weights.values(), reverse=True)
+    for group in runs:  # contiguous, in the group's own order: the control first
+        members = [cell for cell in ordered if cell.group == group]
+        start = ordered.index(members[0])
+        assert ordered[start:start + len(members)] == groups_in_order(SELECTION)[group]
+        assert members[0].style == CONTROL_STYLE
+
+
+def test_plain_pytest_collects_the_longest_group_first_with_durations(tmp_path):
+    """The plugin reorders the collected matrix (what pytest-xdist hands out in order); without durations it does not."""
+    args = [sys.executable, "-m", "pytest", "matrix", "-q", "--collect-only", "-p", "no:cacheprovider", "--matrix-tier", "cpu",
+            "--matrix-kernel", "add,sin,silu", "--matrix-pipeline", ",".join(FIXTURE_PIPELINES)]
+    plain = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300)
+    ordered = subprocess.run(args + ["--matrix-durations-from", str(CPU_FIXTURE)], cwd=REPO, capture_output=True, text=True,
+                             timeout=300)
+    assert plain.returncode == 0 and ordered.returncode == 0, plain.stdout[-2000:] + ordered.stdout[-2000:]
+
+    def cell_ids(text):
+        return [line.split("[", 1)[1].rstrip("]") for line in text.splitlines() if "::test_cell[" in line]
+
+    expected = [cell.id for cell in longest_groups_first(SELECTION, load_durations(CPU_FIXTURE))]
+    assert cell_ids(ordered.stdout) == expected
+    assert sorted(cell_ids(plain.stdout)) == sorted(expected) and cell_ids(plain.stdout) != expected
+
+
 def harness(*args):
     return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True, timeout=300)
 
@@ -109,7 +141,7 @@ def harness(*args):
 @pytest.mark.parametrize("args, message", [
     (["--shard", "3/2"], "error: --shard '3/2': I must be between 1 and N"),
     (["--shard", "x"], "error: --shard 'x': expected I/N with whole numbers"),
-    (["--durations-from", "r.jsonl"], "error: --durations-from balances shards; it needs --shard I/N"),
+    (["--durations-from", "/no/such.jsonl"], "error: --durations-from: /no/such.jsonl: no such results file"),
     (["--shard", "1/2", "--durations-from", "/no/such.jsonl"], "error: --durations-from: /no/such.jsonl: no such results file"),
 ])
 def test_bad_shard_options_are_one_line_and_exit_2(tmp_path, args, message):

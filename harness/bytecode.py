@@ -1,0 +1,39 @@
+"""A bytecode cache for every Python a run starts, where the environment forbids writing one.
+
+Container images often set PYTHONDONTWRITEBYTECODE=1 (the loaned H100 does). Each new Python then
+compiles torch's ~2,000 modules from source again: every fresh-process AOTI loader, and every child
+Python that Inductor (torch <= 2.11) starts to probe the CPU's vector ISAs, which imports torch. On
+the H100 `import torch` took 4.1 s without a cache and 2.9 s with one, and a fresh-process AOTI load
+54.7 s against 27.0 s (README, "Where a full GPU run's time goes").
+
+So, when PYTHONDONTWRITEBYTECODE is set and PYTHONPYCACHEPREFIX is not, the run writes bytecode under
+a directory of its own (PYTHONPYCACHEPREFIX) instead of nowhere: never beside the installed sources,
+which is what PYTHONDONTWRITEBYTECODE usually protects. Bytecode changes no result: Python checks each
+cached file against its source's mtime and size. A PYTHONPYCACHEPREFIX the user set is kept, and so
+is PYTHONDONTWRITEBYTECODE with it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import MutableMapping
+
+DONT_WRITE, PREFIX = "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"
+
+
+def default_prefix() -> Path:
+    """One per user, shared by runs and workers: importlib writes each file atomically, so they never race."""
+    return Path(tempfile.gettempdir()) / f"tcm-caches-{os.getuid()}" / "pycache"
+
+
+def enable_bytecode_cache(environ: MutableMapping[str, str] | None = None, prefix: Path | None = None) -> str | None:
+    """Point child Pythons at a bytecode cache if the environment forbids one; the prefix set, else None."""
+    environ = os.environ if environ is None else environ
+    if not environ.get(DONT_WRITE) or PREFIX in environ:
+        return None
+    chosen = prefix if prefix is not None else default_prefix()
+    environ[PREFIX] = str(chosen)
+    del environ[DONT_WRITE]
+    return str(chosen)

@@ -1,0 +1,47 @@
+"""The bytecode cache a run gives its child Pythons where PYTHONDONTWRITEBYTECODE forbids one."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.bytecode import DONT_WRITE, PREFIX, enable_bytecode_cache
+
+
+def test_a_forbidden_cache_moves_under_the_prefix(tmp_path: Path) -> None:
+    environ = {DONT_WRITE: "1", "OTHER": "kept"}
+    assert enable_bytecode_cache(environ, tmp_path / "pyc") == str(tmp_path / "pyc")
+    assert environ == {PREFIX: str(tmp_path / "pyc"), "OTHER": "kept"}
+
+
+def test_a_prefix_the_user_set_is_kept_with_their_setting(tmp_path: Path) -> None:
+    environ = {DONT_WRITE: "1", PREFIX: "/theirs"}
+    assert enable_bytecode_cache(environ, tmp_path) is None
+    assert environ == {DONT_WRITE: "1", PREFIX: "/theirs"}
+
+
+def test_nothing_changes_where_bytecode_may_be_written(tmp_path: Path) -> None:
+    for environ in ({}, {DONT_WRITE: ""}):
+        before = dict(environ)
+        assert enable_bytecode_cache(environ, tmp_path) is None
+        assert environ == before
+
+
+def test_a_child_python_writes_its_bytecode_under_the_prefix_only(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "tcm_probe_module.py").write_text("VALUE = 1\n")
+    environ = {k: v for k, v in os.environ.items() if k != PREFIX}
+    environ[DONT_WRITE] = "1"
+    environ["PYTHONPATH"] = str(source)
+    prefix = tmp_path / "pyc"
+
+    def import_probe() -> None:
+        subprocess.run([sys.executable, "-c", "import tcm_probe_module"], env=environ, check=True)
+
+    import_probe()
+    assert not list(prefix.rglob("*.pyc")), "PYTHONDONTWRITEBYTECODE alone writes nothing"
+    enable_bytecode_cache(environ, prefix)
+    import_probe()
+    assert "tcm_probe_module" in {p.name.split(".")[0] for p in prefix.rglob("*.pyc")}
+    assert not (source / "__pycache__").exists(), "nothing is written beside the source"
