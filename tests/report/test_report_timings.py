@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from report_helpers import cell, environment, results, write_results
 
 from harness.report.__main__ import main
@@ -45,10 +47,27 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().err.count("\n") == 1
 
 
-def test_the_committed_timings_are_rendered_from_the_committed_run() -> None:
-    """reports/runs/h100-2026-11-23-worker/timings.md is derived, never edited: rendering its results again gives it."""
+REPO = Path(__file__).resolve().parents[2]
+COMMITTED_TIMINGS = sorted(REPO.glob("reports/runs/*/*timings.md"))
+
+
+def _results_of(timings: Path) -> Path:
+    """`timings.md` sits beside its run's `results.jsonl`; `NAME.timings.md` beside `NAME.jsonl`."""
+    if timings.name == "timings.md":
+        return timings.with_name("results.jsonl")
+    return timings.with_name(timings.name.removesuffix(".timings.md") + ".jsonl")
+
+
+def test_every_committed_run_with_results_has_its_timings() -> None:
+    assert len(COMMITTED_TIMINGS) >= 4
+    assert all(_results_of(path).is_file() for path in COMMITTED_TIMINGS)
+
+
+@pytest.mark.parametrize("timings", COMMITTED_TIMINGS, ids=lambda p: str(p.relative_to(REPO)))
+def test_the_committed_timings_are_rendered_from_the_committed_run(timings: Path) -> None:
+    """Each committed timings table is derived, never edited: rendering its results again gives it."""
     from harness.results import read_results
 
-    run = Path(__file__).resolve().parents[2] / "reports" / "runs" / "h100-2026-11-23-worker"
-    source = "reports/runs/h100-2026-11-23-worker/results.jsonl"
-    assert render_timings(read_results(run / "results.jsonl"), source) == (run / "timings.md").read_text()
+    results = _results_of(timings)
+    source = str(results.relative_to(REPO))
+    assert render_timings(read_results(results), source) == timings.read_text()
