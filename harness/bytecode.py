@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import MutableMapping
 from pathlib import Path
-from typing import MutableMapping
 
 DONT_WRITE, PREFIX = "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"
 

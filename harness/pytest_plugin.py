@@ -55,7 +55,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--matrix-shard", default=None, metavar="I/N",
                     help="run only shard I of N (a kernel's pipeline group stays in one shard)")
     group.addoption("--matrix-durations-from", default=None, metavar="RESULTS",
-                    help="balance --matrix-shard, and collect the longest cell groups first, by the durations in this earlier results file")
+                    help="balance --matrix-shard, and collect the longest cell groups first, "
+                         "by the durations in this earlier results file")
     group.addoption("--matrix-resume", default=None, metavar="RESULTS",
                     help="run only the cells not yet in this results file, appending to it")
     group.addoption("--matrix-repeat", default="1", metavar="N",
@@ -169,15 +170,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if empty:
         config.hook.pytest_deselected(items=empty)
         items[:] = [item for item in items if item not in empty]
-    if not config.option.matrix_durations_from or not any(_matrix_cell(item) for item in items):
+    cells = {item: cell for item in items if (cell := _matrix_cell(item)) is not None}
+    if not config.option.matrix_durations_from or not cells:
         return
     from harness.shard import longest_groups_first
 
-    cells = [cell for cell in (_matrix_cell(item) for item in items) if cell is not None]
-    rank = {cell.id: position for position, cell in enumerate(longest_groups_first(cells, matrix_state(config).durations))}
-    others = [item for item in items if _matrix_cell(item) is None]
-    items[:] = sorted((item for item in items if _matrix_cell(item) is not None),
-                      key=lambda item: rank[_matrix_cell(item).id]) + others  # type: ignore[union-attr]
+    durations = matrix_state(config).durations or {}
+    rank = {cell.id: position for position, cell in enumerate(longest_groups_first(list(cells.values()), durations))}
+    items[:] = sorted(cells, key=lambda item: rank[cells[item].id]) + [item for item in items if item not in cells]
 
 
 @pytest.fixture

@@ -11,8 +11,17 @@ import pytest
 
 from harness.results import read_results
 from harness.selection import select_cells
-from harness.shard import (Shard, ShardError, assign_groups, group_weights, groups_in_order, load_durations,
-                           longest_groups_first, parse_shard, shard_cells)
+from harness.shard import (
+    Shard,
+    ShardError,
+    assign_groups,
+    group_weights,
+    groups_in_order,
+    load_durations,
+    longest_groups_first,
+    parse_shard,
+    shard_cells,
+)
 from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
 
 REPO = Path(__file__).resolve().parents[1]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from report_helpers import cell, environment, results, write_results
 
 from harness.report.__main__ import main
