@@ -65,17 +65,15 @@ def _weights(groups: dict[str, list[Cell]], durations: dict[str, float]) -> dict
     return {name: sum(durations.get(c.id, fallback) for c in cells) for name, cells in groups.items()}
 
 
-def group_weights(cells: Sequence[Cell], durations: dict[str, float]) -> dict[str, float]:
-    """Group name -> its cells' summed durations in the previous run."""
-    return _weights(groups_in_order(cells), durations)
+def _heaviest_first(groups: dict[str, list[Cell]], weights: dict[str, float]) -> list[str]:
+    """Group names by weight, heaviest first; ties by the group's first cell id. Shared by sharding and ordering."""
+    return sorted(groups, key=lambda g: (-weights[g], groups[g][0].id))
 
 
 def longest_groups_first(cells: Sequence[Cell], durations: dict[str, float]) -> list[Cell]:
     """The cells, group by group, heaviest group first; a group's cells keep their order (its control first)."""
     groups = groups_in_order(cells)
-    weights = _weights(groups, durations)
-    ordered = sorted(groups, key=lambda g: (-weights[g], groups[g][0].id))
-    return [cell for name in ordered for cell in groups[name]]
+    return [cell for name in _heaviest_first(groups, _weights(groups, durations)) for cell in groups[name]]
 
 
 def assign_groups(cells: Sequence[Cell], count: int, durations: dict[str, float] | None = None) -> dict[str, int]:
@@ -86,7 +84,7 @@ def assign_groups(cells: Sequence[Cell], count: int, durations: dict[str, float]
     weights = _weights(groups, durations)
     loads = [0.0] * count
     assignment: dict[str, int] = {}
-    for name in sorted(groups, key=lambda g: (-weights[g], groups[g][0].id)):
+    for name in _heaviest_first(groups, weights):
         lightest = min(range(count), key=lambda i: (loads[i], i))
         assignment[name] = lightest
         loads[lightest] += weights[name]

@@ -15,7 +15,6 @@ from harness.shard import (
     Shard,
     ShardError,
     assign_groups,
-    group_weights,
     groups_in_order,
     load_durations,
     longest_groups_first,
@@ -116,7 +115,7 @@ def test_longest_groups_first_orders_groups_by_weight_and_keeps_each_group_whole
     durations = load_durations(CPU_FIXTURE)
     ordered = longest_groups_first(SELECTION, durations)
     assert sorted(cell.id for cell in ordered) == sorted(cell.id for cell in SELECTION)
-    weights = group_weights(SELECTION, durations)
+    weights = {group: sum(durations[cell.id] for cell in cells) for group, cells in groups_in_order(SELECTION).items()}
     runs = list(groups_in_order(ordered))  # the groups, in the order they now appear
     assert [weights[g] for g in runs] == sorted(weights.values(), reverse=True)
     for group in runs:  # contiguous, in the group's own order: the control first
