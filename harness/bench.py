@@ -43,6 +43,9 @@ class BenchRun:
     gpus: int | None = None  # how many GPUs the run could see (--gpus), None when not restricted
 
 
+SPAWN_NOTE = "; aoti_fresh_process loads in a new Python per cell (--fresh-loader spawn)"
+
+
 def add_bench_parser(subparsers: Any) -> None:
     bench = subparsers.add_parser("bench", help="time the same cells under each isolation mode and worker count")
     bench.add_argument("-k", "--kernel", action="append", default=[],
@@ -54,6 +57,8 @@ def add_bench_parser(subparsers: Any) -> None:
     bench.add_argument("--tier", choices=("auto", "gpu", "cpu"), default="auto")
     bench.add_argument("--timeout", type=float, default=None, help="per-cell limit in seconds, passed to each run")
     bench.add_argument("--cold-cache", action="store_true", help="every cell of every run gets empty caches")
+    bench.add_argument("--fresh-loader", choices=("zygote", "spawn"), default="zygote",
+                       help="how aoti_fresh_process cells get their new process, in every run (see `run`)")
     bench.add_argument("--modes", default="fork,process,worker", help="isolation modes, comma-separated")
     bench.add_argument("--workers", default="1", help="worker counts, comma-separated (e.g. 1,2)")
     bench.add_argument("--gpus", default=None,
@@ -112,6 +117,7 @@ def command_bench(args: argparse.Namespace) -> int:
         selection += ["--timeout", str(args.timeout)]
     if args.cold_cache:
         selection += ["--cold-cache"]
+    selection += ["--fresh-loader", args.fresh_loader]
     load_at_start = os.getloadavg()[0]
     names = [f"{m} -n {c}{f' on {g} GPU(s)' if g else ''}" for m, c, g, _ in plan]
     print(f"bench: {len(cells)} cells x {len(plan)} runs ({', '.join(names)}) into {out_dir}")
@@ -122,7 +128,7 @@ def command_bench(args: argparse.Namespace) -> int:
         runs.append(run)
     context = {"environment": environment, "cells": len(cells), "kernels": kernels, "styles": styles,
                "pipelines": pipelines, "load_at_start": load_at_start, "cold_cache": args.cold_cache,
-               "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
+               "fresh_loader": args.fresh_loader, "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
     table = render_bench(runs, context)
     from harness.report.atomic import write_text_atomic
 
@@ -243,7 +249,8 @@ def render_bench(runs: list[BenchRun], context: dict[str, Any]) -> str:
         f"load average {context['load_at_start']:.2f} at the start; {context['date']}.",
         "",
         f"Cells: {context['cells']} ({', '.join(context['kernels'])} x {', '.join(context['styles'])} x "
-        f"{', '.join(context['pipelines'])}){', each with empty caches (--cold-cache)' if context.get('cold_cache') else ''}. "
+        f"{', '.join(context['pipelines'])}){', each with empty caches (--cold-cache)' if context.get('cold_cache') else ''}"
+        f"{SPAWN_NOTE if context.get('fresh_loader') == 'spawn' else ''}. "
         "Each row is one `python -m harness run` of those cells, all rows in one bench, in this order.",
         "",
         markdown_table(headers, rows),

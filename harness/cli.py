@@ -46,6 +46,9 @@ def _add_run_parser(subparsers: Any) -> None:
     run.add_argument("--isolation", choices=("fork", "process", "worker"), default="fork",
                      help="fork: a child per cell; process: a new interpreter per cell; "
                           "worker: cells run in long-lived xdist workers, replaced after a crash, timeout or CUDA error")
+    run.add_argument("--fresh-loader", choices=("zygote", "spawn"), default="zygote",
+                     help="aoti_fresh_process: fork each loader from one process per run that imported torch only "
+                          "(zygote), or start a new Python per cell (spawn)")
     run.add_argument("--cold-cache", action="store_true", help="every cell gets empty Inductor and Triton caches")
     run.add_argument("--timeout", type=float, default=None, help="per-cell limit in seconds")
     run.add_argument("--shard", default=None, metavar="I/N", help="run only shard I of N (1 <= I <= N), deterministic")
@@ -93,7 +96,7 @@ def command_run(args: argparse.Namespace) -> int:
 
     pytest_args = [str(MATRIX_DIR), "-q", "-p", "no:cacheprovider", "--rootdir", str(REPO_ROOT),
                    "--matrix-results", str(output), "--matrix-overwrite", "--matrix-tier", loaded["tier"],
-                   "--matrix-isolation", args.isolation]
+                   "--matrix-isolation", args.isolation, "--matrix-fresh-loader", args.fresh_loader]
     for option, values in (("--matrix-kernel", kernels), ("--matrix-style", styles),
                            ("--matrix-pipeline", pipelines), ("--kernels-from", args.kernels_from)):
         for value in values:

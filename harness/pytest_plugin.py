@@ -26,9 +26,11 @@ from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
 
 pytest_plugins = ["harness.xdist_hooks"]  # GPU pinning of xdist workers, and the controller's side of worker isolation
 RESULT_PROPERTY = "matrix_cell"
+FRESH_LOADERS = ("zygote", "spawn")
 DEFAULT_TIMEOUT_S = {"gpu": 300.0, "cpu": 600.0}
 EXPECTED_DIR = Path(__file__).resolve().parent.parent / "matrix" / "expected"
 _state_key = pytest.StashKey["MatrixState"]()
+_loader_key = pytest.StashKey[Path]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,6 +48,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="fork: a child per cell, forked from a worker that never touched CUDA; "
                          "process: a new interpreter per cell; worker: cells run in the xdist workers (needs -n N), "
                          "a worker is replaced after a crash, a timeout or a CUDA error")
+    group.addoption("--matrix-fresh-loader", choices=FRESH_LOADERS, default="zygote",
+                    help="how aoti_fresh_process gets its new process: zygote = forked from one process per run that "
+                         "imported torch only (harness.loader_zygote); spawn = a new Python per cell")
     group.addoption("--matrix-cold-cache", action="store_true",
                     help="every cell gets empty Inductor and Triton cache folders")
     group.addoption("--matrix-timeout", type=float, default=None, metavar="SECONDS",
@@ -80,6 +85,9 @@ class MatrixState:
         self.styles = validate("style", option.matrix_style, STYLES)
         self.pipelines = validate("pipeline", option.matrix_pipeline, PIPELINES)
         self.isolation: str = option.matrix_isolation
+        self.fresh_loader: str = option.matrix_fresh_loader
+        if self.fresh_loader == "zygote" and _runs_cells_here(config) and not hasattr(config, "workerinput"):
+            point_at_loader_zygote(loader_dir(config), os.getpid())  # xdist workers are pointed by harness.xdist_hooks
         self.cold_cache: bool = option.matrix_cold_cache
         self.gpu = os.environ.get("CUDA_VISIBLE_DEVICES") if getattr(config, "workerinput", {}).get("tcm_gpu") else None
         self.timeout_s: float = option.matrix_timeout or DEFAULT_TIMEOUT_S[self.tier]
@@ -122,6 +130,36 @@ class MatrixState:
         for variable, name in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
             if variable not in os.environ:
                 os.environ[variable] = str(root / name)
+
+
+def _runs_cells_here(config: pytest.Config) -> bool:
+    """False on an xdist controller, whose workers run the cells."""
+    return hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None)
+
+
+def loader_dir(config: pytest.Config) -> Path:
+    """This run's loader-zygote folder, made once by the process that owns the run (harness.loader_zygote)."""
+    if _loader_key not in config.stash:
+        from harness.loader_zygote import make_loader_dir
+
+        config.stash[_loader_key] = make_loader_dir()
+    return config.stash[_loader_key]
+
+
+def point_at_loader_zygote(directory: Path | str, owner_pid: int) -> None:
+    """Fresh-process AOTI cells of this process, and of the cell processes it makes, use that zygote."""
+    from harness.pipelines.aoti import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
+
+    os.environ[LOADER_DIR_VARIABLE] = str(directory)
+    os.environ[LOADER_OWNER_VARIABLE] = str(owner_pid)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _loader_key in config.stash:
+        from harness.loader_zygote import stop
+
+        stop(config.stash[_loader_key])
+        del config.stash[_loader_key]
 
 
 def _load_baseline(directory: str, tier: str) -> dict[str, str] | None:
@@ -338,6 +376,7 @@ class ResultsRecorder:
                    for name, spec in state.specs.items() if name in state.kernels}
         header = header_record(environment, started, command_line(),
                                isolation=state.isolation, cold_cache=state.cold_cache,
+                               fresh_loader=state.fresh_loader,
                                cell_timeout_s=state.timeout_s, kernels=kernels,
                                **state.run_options())
         self.results_path = path

@@ -24,7 +24,7 @@ import pytest
 from harness.cell import CellRequest
 from harness.gpus import GpuPins, visible_gpus
 
-WORKER_ROOT, GPU = "tcm_worker_root", "tcm_gpu"
+WORKER_ROOT, GPU, LOADER = "tcm_worker_root", "tcm_gpu", "tcm_loader"
 MAX_WORKER_RESTARTS = "100000"  # worker mode replaces a worker after every crash, timeout or CUDA error
 _pins_key = pytest.StashKey[GpuPins]()
 _root_key = pytest.StashKey[Path]()
@@ -40,6 +40,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is not None:  # an xdist worker: pin it, and give worker mode its folder, before any cell
         if workerinput.get(GPU) is not None:
             os.environ["CUDA_VISIBLE_DEVICES"] = workerinput[GPU]
+        if workerinput.get(LOADER) is not None:
+            from harness.pytest_plugin import point_at_loader_zygote
+
+            point_at_loader_zygote(*workerinput[LOADER])
         if _isolation(config) == "worker" and workerinput.get(WORKER_ROOT):
             from harness.worker_mode import configure
 
@@ -73,9 +77,13 @@ def _pins(config: pytest.Config) -> GpuPins:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """Controller, before a worker starts (a replacement included): its GPU and its worker-mode folder."""
+    """Controller, before a worker starts (a replacement included): its GPU, its worker-mode folder, the run's loader zygote."""
     config = node.config
     node.workerinput[GPU] = _pins(config).assign(node.gateway.id)
+    if getattr(config.option, "matrix_fresh_loader", None) == "zygote":
+        from harness.pytest_plugin import loader_dir
+
+        node.workerinput[LOADER] = [str(loader_dir(config)), os.getpid()]
     if _root_key in config.stash:
         node.workerinput[WORKER_ROOT] = str(config.stash[_root_key])
 

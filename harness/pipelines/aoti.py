@@ -15,6 +15,7 @@ from harness.pipelines.export import export_program
 from harness.styles import SkipCell
 
 FRESH_PROCESS_TIMEOUT_S = 300
+LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE = "TCM_LOADER_DIR", "TCM_LOADER_OWNER"  # set by the plugin for a zygote run
 
 
 class FreshProcessFailed(RuntimeError):
@@ -60,20 +61,18 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
     inputs_path, outputs_path, report_path = (context.workdir / n for n in ("inputs.pt", "outputs.pt", "loader.json"))
     torch.save(list(args), inputs_path)
     expected_output, expected_mutations = expected_result(context, args)
+    argv = [str(path), str(inputs_path), str(outputs_path), str(report_path)]
     with staged("load", context):
-        completed = subprocess.run(
-            [sys.executable, "-m", "harness.aoti_loader", str(path), str(inputs_path), str(outputs_path), str(report_path)],
-            capture_output=True, text=True, timeout=FRESH_PROCESS_TIMEOUT_S, env=dict(os.environ),
-        )
+        returncode, stderr, loader = _load_in_fresh_process(context, argv)
     from harness.aoti_loader import read_report
 
     report = read_report(report_path)
     if report.get("status") != "ok":
         stage = report.get("stage", "load")
-        if completed.returncode < 0:
-            message = f"loader process died with signal {-completed.returncode} in stage {stage}"
+        if returncode < 0:
+            message = f"loader process died with signal {-returncode} in stage {stage}"
         else:
-            message = f"{report.get('error_type', 'unknown')}: {report.get('error', completed.stderr.strip()[-300:])}"
+            message = f"{report.get('error_type', 'unknown')}: {report.get('error', stderr.strip()[-300:])}"
         with staged(stage, context):
             raise FreshProcessFailed(message)
     saved = torch.load(outputs_path)
@@ -83,4 +82,27 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
     output = saved["outputs"]
     output = output[0] if context.spec.num_outputs <= 1 and len(output) == 1 else tuple(output)
     check_result(context, output, args, expected_output, expected_mutations)
-    return {"package_bytes": path.stat().st_size, "loader_modules_with_kernels": report.get("kernel_modules", [])}
+    return {"package_bytes": path.stat().st_size, "loader_modules_with_kernels": report.get("kernel_modules", []),
+            "loader": loader}
+
+
+def _load_in_fresh_process(context: CellContext, argv: list[str]) -> tuple[int, str, str]:
+    """Run harness.aoti_loader in a process that never imported the kernel's module: forked by this run's loader
+    zygote when the run has one (harness.loader_zygote; --fresh-loader zygote), else a new Python (spawn).
+    Returns the loader's exit status (negative: its signal), its output, and which of the two ran it."""
+    directory, owner = os.environ.get(LOADER_DIR_VARIABLE), os.environ.get(LOADER_OWNER_VARIABLE)
+    if not directory or not owner:
+        completed = subprocess.run([sys.executable, "-m", "harness.aoti_loader", *argv], capture_output=True, text=True,
+                                   timeout=FRESH_PROCESS_TIMEOUT_S, env=dict(os.environ))
+        return completed.returncode, completed.stderr, "spawn"
+    from harness.loader_zygote import run_loader
+
+    log = context.workdir / "loader.log"
+    run = run_loader(Path(directory), int(owner), context.tier, argv, dict(os.environ), FRESH_PROCESS_TIMEOUT_S, log)
+    if run.timed_out:  # as subprocess.run says it, so that both loaders give the same outcome
+        raise subprocess.TimeoutExpired([sys.executable, "-m", "harness.aoti_loader", *argv], FRESH_PROCESS_TIMEOUT_S)
+    try:
+        output = log.read_text(errors="replace")
+    except OSError:
+        output = ""
+    return run.returncode, output, "zygote"

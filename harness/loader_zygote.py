@@ -1,0 +1,252 @@
+"""The loader zygote: one process per run that imported torch, ran Inductor's CPU ISA probe, and forks each fresh loader.
+
+Why: on torch 2.11 a new Python that loads an AOTInductor package first pays `import torch` and then
+Inductor's CPU ISA probe, which `aoti_load_package` runs (10 child Pythons that import torch; about
+27 s per load on the H100, README "Where a full GPU run's time goes"). `aoti_fresh_process` asks whether a
+package runs in a process that never imported the kernel's module; forking each loader from one process
+that did those two things once, never touched CUDA and never imported a kernel module, keeps that
+question and drops the repeated cost. The loader child is `harness.aoti_loader.main`, as in a new Python;
+its report still lists any kernel module it finds imported.
+
+- Server: `python -m harness.loader_zygote DIR OWNER_PID TIER`. It binds DIR/zygote.sock first (clients
+  may connect while it warms up), leaves when OWNER_PID is gone, and answers one JSON line per request:
+  `{"returncode": N, "timed_out": bool, "pid": P}`; N < 0 is the signal that ended the loader.
+- Client: `run_loader(DIR, OWNER_PID, argv, env, timeout_s, log)`, which starts the zygote if none is
+  alive (under a file lock: many workers may ask at once).
+- The controller makes DIR (`make_loader_dir`) and ends the zygote (`stop`) when the run ends.
+The loader child replaces its environment with the caller's (its GPU pin, its caches) before it loads;
+torch itself was imported with the environment of the process that started the zygote.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SOCKET, PID_FILE, LOCK, LOG = "zygote.sock", "zygote.pid", "start.lock", "zygote.log"
+START_TIMEOUT_S = 60.0  # from starting the zygote to its socket being there (it binds before importing torch)
+REPLY_GRACE_S = 120.0  # the client waits this long past the loader's own limit (the warm-up counts in the first)
+LOG_TAIL_CHARS = 300
+SOCKET_PATH_LIMIT = 107  # AF_UNIX's sun_path on Linux holds 108 bytes, the last one a NUL
+
+
+class ZygoteUnavailable(RuntimeError):
+    """No zygote answered; the message carries the tail of its log."""
+
+
+@dataclass
+class LoaderRun:
+    returncode: int
+    timed_out: bool
+    zygote_pid: int
+
+
+# ---- the controller's side ----
+
+def make_loader_dir() -> Path:
+    """A fresh folder for this run's zygote, in /tmp when the temporary folder's path is too long for a socket's."""
+    parent = tempfile.gettempdir()
+    if len(os.path.join(parent, "tcm-loader-12345678", f"{SOCKET}.{'9' * 10}")) > SOCKET_PATH_LIMIT:
+        parent = "/tmp"
+    return Path(tempfile.mkdtemp(prefix="tcm-loader-", dir=parent))
+
+
+def stop(directory: Path) -> None:
+    """End this run's zygote, if one started, and remove its folder."""
+    pid = _read_pid(directory)
+    if pid is not None:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+# ---- the client's side ----
+
+def _read_pid(directory: Path) -> int | None:
+    try:
+        return int((directory / PID_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _log_tail(directory: Path) -> str:
+    try:
+        text = (directory / LOG).read_text(errors="replace").strip()
+    except OSError:
+        return ""
+    return text[-LOG_TAIL_CHARS:].replace("\n", " | ")
+
+
+def ensure_started(directory: Path, owner_pid: int, tier: str) -> int:
+    """The pid of this run's zygote; starts it when none is alive. Safe to call from many processes at once."""
+    with open(directory / LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        pid = _read_pid(directory)
+        if pid is not None and _alive(pid) and (directory / SOCKET).exists():
+            return pid
+        (directory / SOCKET).unlink(missing_ok=True)
+        with open(directory / LOG, "a") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "harness.loader_zygote", str(directory), str(owner_pid), tier],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,  # outlives the (forked) cell that started it; the owner's end ends it
+            )
+        (directory / PID_FILE).write_text(str(process.pid))
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not (directory / SOCKET).exists():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise ZygoteUnavailable(f"the loader zygote did not start (exit {process.poll()}): {_log_tail(directory)}")
+            time.sleep(0.05)
+        return process.pid
+
+
+def run_loader(directory: Path, owner_pid: int, tier: str, argv: list[str], env: dict[str, str],
+               timeout_s: float, log: Path) -> LoaderRun:
+    """Have the zygote fork a loader for `argv` (harness.aoti_loader's arguments) and wait for its exit status."""
+    pid = ensure_started(directory, owner_pid, tier)
+    request = {"argv": argv, "env": env, "timeout_s": timeout_s, "log": str(log)}
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.settimeout(timeout_s + REPLY_GRACE_S)
+        try:
+            connection.connect(str(directory / SOCKET))
+            connection.sendall((json.dumps(request) + "\n").encode())
+            reply = connection.makefile("r").readline()
+        except OSError as exc:
+            raise ZygoteUnavailable(f"the loader zygote (pid {pid}) did not answer: {type(exc).__name__}: {exc}; "
+                                    f"{_log_tail(directory)}") from None
+    if not reply:
+        raise ZygoteUnavailable(f"the loader zygote (pid {pid}) closed without an answer: {_log_tail(directory)}")
+    answer = json.loads(reply)
+    return LoaderRun(int(answer["returncode"]), bool(answer["timed_out"]), pid)
+
+
+# ---- the zygote ----
+
+def _warm(tier: str) -> None:
+    """What every fresh loader would do first: import torch and run Inductor's CPU ISA probe. CUDA stays untouched."""
+    from harness.environment import enter_tier
+
+    enter_tier(tier)
+    import torch._inductor.package  # noqa: F401  (what aoti_load_package imports)
+    from torch._inductor.cpu_vec_isa import pick_vec_isa
+
+    import harness.aoti_loader  # noqa: F401
+
+    pick_vec_isa()  # functools-cached per process: every forked loader inherits the answer
+
+
+def _child(request: dict[str, Any]) -> int:
+    """In the forked loader: the caller's environment and log, then the loader itself."""
+    os.environ.clear()
+    os.environ.update(request["env"])
+    descriptor = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(descriptor, 1)
+    os.dup2(descriptor, 2)
+    from harness.aoti_loader import main
+
+    return main(request["argv"])
+
+
+def _fork_loader(request: dict[str, Any], inherited: list[socket.socket]) -> int:
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            for other in inherited:  # the listener and every client (its own included): the zygote answers them
+                other.close()
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            code = _child(request)
+        except BaseException:  # noqa: B036  (whatever happens, this process must not return into the server loop)
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return pid
+
+
+def _reply(connection: socket.socket, answer: dict[str, Any]) -> None:
+    try:
+        connection.sendall((json.dumps(answer) + "\n").encode())
+    except OSError:
+        pass  # the client gave up; nothing to tell
+    connection.close()
+
+
+def serve(directory: Path, owner_pid: int, tier: str) -> None:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    temporary = directory / f"{SOCKET}.{os.getpid()}"
+    listener.bind(str(temporary))
+    listener.listen(256)
+    os.replace(temporary, directory / SOCKET)  # clients connect now; they are answered after the warm-up
+    _warm(tier)
+    print(f"zygote {os.getpid()} ready: torch imported, CPU ISA probed", flush=True)
+    running: dict[int, tuple[socket.socket, float]] = {}  # loader pid -> (its client, its deadline)
+    killed: set[int] = set()
+    while _alive(owner_pid) or running:
+        readable, _, _ = select.select([listener], [], [], 0.2)
+        if readable and _alive(owner_pid):
+            connection, _ = listener.accept()
+            connection.settimeout(30)
+            try:
+                request = json.loads(connection.makefile("r").readline())
+            except (OSError, ValueError):
+                connection.close()
+                continue
+            pid = _fork_loader(request, [listener, connection] + [client for client, _ in running.values()])
+            running[pid] = (connection, time.monotonic() + float(request["timeout_s"]))
+        now = time.monotonic()
+        for pid, (_, deadline) in running.items():
+            if now > deadline and pid not in killed:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+        while running:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            if pid in running:
+                connection, _ = running.pop(pid)
+                _reply(connection, {"returncode": os.waitstatus_to_exitcode(status), "timed_out": pid in killed,
+                                    "pid": pid})
+                killed.discard(pid)
+    listener.close()
+
+
+def main(argv: list[str]) -> int:
+    directory, owner_pid, tier = Path(argv[0]), int(argv[1]), argv[2]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        serve(directory, owner_pid, tier)
+    finally:
+        (directory / SOCKET).unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

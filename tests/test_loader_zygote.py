@@ -1,0 +1,128 @@
+"""The loader zygote (harness.loader_zygote): one warm process per run forks each aoti_fresh_process loader.
+
+What must hold for it to replace a new Python per load: every request gets its own process and an
+answer with its exit status (a signal as a negative code, a hang killed at its limit), the loader
+never sees a kernel module even when the caller imported them all, one zygote serves many callers at
+once, and it leaves when the run that owns it is gone. The matrix-level check (the same outcomes as
+`--fresh-loader spawn`) is the last test.
+"""
+
+import concurrent.futures
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import kernels  # noqa: F401  (the caller has imported the kernels; the loader must not see them)
+from harness import loader_zygote
+from harness.aoti_loader import read_report
+from harness.environment import resolve_tier
+
+TIER = resolve_tier("auto")
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def zygote_dir():
+    directory = loader_zygote.make_loader_dir()
+    yield directory
+    loader_zygote.stop(directory)
+
+
+def _load(directory: Path, tmp_path: Path, package: Path, timeout_s: float = 120.0, name: str = "one"):
+    paths = [tmp_path / f"{name}-{suffix}" for suffix in ("inputs.pt", "outputs.pt", "report.json")]
+    run = loader_zygote.run_loader(directory, os.getpid(), TIER, [str(package), *map(str, paths)], dict(os.environ),
+                                   timeout_s, tmp_path / f"{name}.log")
+    return run, read_report(paths[2])
+
+
+def test_a_loader_that_fails_reports_its_error_and_exit_status_and_never_saw_a_kernel_module(zygote_dir, tmp_path):
+    run, report = _load(zygote_dir, tmp_path, tmp_path / "no-such.pt2")
+    assert (run.returncode, run.timed_out) == (1, False)
+    assert report["status"] == "error" and report["stage"] == "load" and report["error_type"]
+    assert report["kernel_modules"] == []
+    assert "kernels" in sys.modules
+
+
+def test_a_hanging_loader_is_killed_at_its_limit_and_said_to_have_timed_out(zygote_dir, tmp_path):
+    fifo = tmp_path / "never-written.pt2"
+    os.mkfifo(fifo)  # opening it for reading blocks until a writer comes: none does
+    started = time.monotonic()
+    run, report = _load(zygote_dir, tmp_path, fifo, timeout_s=3.0)
+    assert run.timed_out and run.returncode == -9
+    assert report["status"] == "started" and report["stage"] == "load"
+    assert time.monotonic() - started < 60
+
+
+def test_one_zygote_answers_many_callers_at_once_each_in_a_process_of_its_own(zygote_dir, tmp_path):
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(lambda i: _load(zygote_dir, tmp_path, tmp_path / "missing.pt2", name=str(i)), range(6)))
+    assert {run.zygote_pid for run, _ in answers} == {int((zygote_dir / loader_zygote.PID_FILE).read_text())}
+    assert all(run.returncode == 1 and report["status"] == "error" for run, report in answers)
+
+
+def test_the_zygote_leaves_when_its_owner_is_gone(tmp_path):
+    directory = loader_zygote.make_loader_dir()
+    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        pid = loader_zygote.ensure_started(directory, owner.pid, TIER)
+        assert loader_zygote._alive(pid)
+        owner.kill()
+        owner.wait()
+        deadline = time.monotonic() + 120  # it finishes its warm-up (import torch) first
+        while loader_zygote._alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+            try:
+                os.waitpid(pid, os.WNOHANG)  # it is this test's child: reap it, or it lingers as a zombie
+            except ChildProcessError:
+                break
+        assert not loader_zygote._alive(pid)
+    finally:
+        loader_zygote.stop(directory)
+    assert not directory.exists()
+
+
+def test_a_zygote_that_cannot_start_is_one_clear_error(tmp_path):
+    directory = tmp_path / "a" / ("x" * 120)  # past AF_UNIX's path limit: it cannot bind its socket
+    directory.mkdir(parents=True)
+    with pytest.raises(loader_zygote.ZygoteUnavailable, match="did not start"):
+        loader_zygote.ensure_started(directory, os.getpid(), TIER)
+
+
+def _cells(path: Path) -> dict[str, dict]:
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    return {record["id"]: record for record in records if record["record"] == "cell"}
+
+
+@pytest.mark.slow
+def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behind(tmp_path):
+    outcomes = {}
+    own_tmp = Path(tempfile.mkdtemp(prefix="tz-"))  # short: the zygote's socket path must fit AF_UNIX's limit
+    try:
+        for loader in ("zygote", "spawn"):
+            results = tmp_path / f"{loader}.jsonl"
+            completed = subprocess.run(
+                [sys.executable, "-m", "harness", "run", "-k", "add", "-s", "native,custom_op",
+                 "-p", "aoti_fresh_process", "-n", "2", "--fresh-loader", loader, "-o", str(results)],
+                cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, "TMPDIR": str(own_tmp)})
+            assert completed.returncode in (0, 1), completed.stderr[-2000:]
+            header = json.loads(results.read_text().splitlines()[0])
+            assert header["fresh_loader"] == loader
+            cells = _cells(results)
+            assert len(cells) == 2
+            outcomes[loader] = {cell: (r["outcome"], r["stage"], r["error_type"]) for cell, r in cells.items()}
+            passing = [r for r in cells.values() if r["outcome"] == "pass"]
+            assert passing and all(r["detail"]["loader"] == loader for r in passing)
+            assert all(r["detail"]["loader_modules_with_kernels"] == [] for r in passing)
+        assert outcomes["zygote"] == outcomes["spawn"]
+        assert not list(own_tmp.glob("tcm-loader-*")), "the run left its zygote's folder behind"
+        leftover = subprocess.run(["pgrep", "-f", f"harness.loader_zygote {own_tmp}"], capture_output=True, text=True)
+        assert leftover.stdout == "", "the run left its zygote running"
+    finally:
+        shutil.rmtree(own_tmp, ignore_errors=True)
