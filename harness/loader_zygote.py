@@ -39,6 +39,7 @@ SOCKET, PID_FILE, LOCK, LOG = "zygote.sock", "zygote.pid", "start.lock", "zygote
 START_TIMEOUT_S = 60.0  # from starting the zygote to its socket being there (it binds before importing torch)
 REPLY_GRACE_S = 120.0  # the client waits this long past the loader's own limit (the warm-up counts in the first)
 LOG_TAIL_CHARS = 300
+NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
 SOCKET_PATH_LIMIT = 107  # AF_UNIX's sun_path on Linux holds 108 bytes, the last one a NUL
 
 
@@ -147,16 +148,41 @@ def run_loader(directory: Path, owner_pid: int, tier: str, argv: list[str], env:
 # ---- the zygote ----
 
 def _warm(tier: str) -> None:
-    """What every fresh loader would do first: import torch and run Inductor's CPU ISA probe. CUDA stays untouched."""
+    """What every fresh loader would do first: import torch and run Inductor's CPU ISA probe, leaving CUDA untouched.
+
+    The probe imports torch.utils.cpp_extension, which asks `torch.cuda.is_available()`; asked the usual way that
+    initialises the CUDA driver, and no child forked afterwards could use CUDA (measured on the H100: "Cannot
+    re-initialize CUDA in forked subprocess"). So the warm-up asks NVML instead (PYTORCH_NVML_BASED_CUDA_CHECK,
+    same answer, no driver), and `_fork_is_clean` proves it before any loader is forked.
+    """
     from harness.environment import enter_tier
 
     enter_tier(tier)
-    import torch._inductor.package  # noqa: F401  (what aoti_load_package imports)
-    from torch._inductor.cpu_vec_isa import pick_vec_isa
+    saved = os.environ.get(NVML_CHECK)
+    os.environ[NVML_CHECK] = "1"
+    try:
+        import torch._inductor.package  # noqa: F401  (what aoti_load_package imports)
+        from torch._inductor.cpu_vec_isa import pick_vec_isa
 
-    import harness.aoti_loader  # noqa: F401
+        import harness.aoti_loader  # noqa: F401
 
-    pick_vec_isa()  # functools-cached per process: every forked loader inherits the answer
+        pick_vec_isa()  # functools-cached per process: every forked loader inherits the answer
+    finally:
+        if saved is None:
+            os.environ.pop(NVML_CHECK, None)
+        else:
+            os.environ[NVML_CHECK] = saved
+
+
+def _fork_is_clean() -> bool:
+    """Whether a child forked now may still start CUDA (torch marks a fork made after CUDA started as bad)."""
+    pid = os.fork()
+    if pid == 0:
+        import torch
+
+        os._exit(1 if torch.cuda._is_in_bad_fork() else 0)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
 
 
 def _child(request: dict[str, Any]) -> int:
@@ -206,6 +232,9 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
     listener.listen(256)
     os.replace(temporary, directory / SOCKET)  # clients connect now; they are answered after the warm-up
     _warm(tier)
+    if not _fork_is_clean():
+        print("the warm-up started CUDA: a forked loader could not use it; no loader is forked", flush=True)
+        return
     print(f"zygote {os.getpid()} ready: torch imported, CPU ISA probed", flush=True)
     running: dict[int, tuple[socket.socket, float]] = {}  # loader pid -> (its client, its deadline)
     killed: set[int] = set()
