@@ -80,11 +80,19 @@ def describe(tier: str) -> dict[str, Any]:
         "tier": tier,
         "interpreter": os.environ.get("TRITON_INTERPRET") == "1",
         "os": platform.platform(),
-        "cpu_count": os.cpu_count(),
+        "cpu_count": usable_cpu_count(),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "ld_preload": os.environ.get("LD_PRELOAD") or None,
         "interpreter_autotune": INTERPRETER_AUTOTUNE if tier == "cpu" else None,
         "pycache_prefix": os.environ.get("PYTHONPYCACHEPREFIX"),
     }
+
+
+def usable_cpu_count() -> int | None:
+    """The cores this process may run on (a `taskset` or a cgroup cpuset narrows them), not the machine's count."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count()
 
 
 def environment_tag(environment: dict[str, Any]) -> str:
