@@ -37,7 +37,7 @@ from typing import Any
 
 SOCKET, PID_FILE, LOCK, LOG = "zygote.sock", "zygote.pid", "start.lock", "zygote.log"
 START_TIMEOUT_S = 60.0  # from starting the zygote to its socket being there (it binds before importing torch)
-REPLY_GRACE_S = 120.0  # the client waits this long past the loader's own limit (the warm-up counts in the first)
+REPLY_GRACE_S = 600.0  # past the loader's own limit (the warm-up counts in the first); the cell's limit comes first
 LOG_TAIL_CHARS = 300
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
 SOCKET_PATH_LIMIT = 107  # AF_UNIX's sun_path on Linux holds 108 bytes, the last one a NUL
@@ -127,22 +127,33 @@ def ensure_started(directory: Path, owner_pid: int, tier: str) -> int:
 
 def run_loader(directory: Path, owner_pid: int, tier: str, argv: list[str], env: dict[str, str],
                timeout_s: float, log: Path) -> LoaderRun:
-    """Have the zygote fork a loader for `argv` (harness.aoti_loader's arguments) and wait for its exit status."""
-    pid = ensure_started(directory, owner_pid, tier)
-    request = {"argv": argv, "env": env, "timeout_s": timeout_s, "log": str(log)}
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-        connection.settimeout(timeout_s + REPLY_GRACE_S)
-        try:
-            connection.connect(str(directory / SOCKET))
-            connection.sendall((json.dumps(request) + "\n").encode())
-            reply = connection.makefile("r").readline()
-        except OSError as exc:
-            raise ZygoteUnavailable(f"the loader zygote (pid {pid}) did not answer: {type(exc).__name__}: {exc}; "
-                                    f"{_log_tail(directory)}") from None
-    if not reply:
-        raise ZygoteUnavailable(f"the loader zygote (pid {pid}) closed without an answer: {_log_tail(directory)}")
-    answer = json.loads(reply)
-    return LoaderRun(int(answer["returncode"]), bool(answer["timed_out"]), pid)
+    """Have the zygote fork a loader for `argv` (harness.aoti_loader's arguments) and wait for its exit status.
+
+    A zygote that died without removing its socket (killed) refuses the connection: it is started again, once."""
+    request = (json.dumps({"argv": argv, "env": env, "timeout_s": timeout_s, "log": str(log)}) + "\n").encode()
+    for attempt in (1, 2):
+        pid = ensure_started(directory, owner_pid, tier)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(timeout_s + REPLY_GRACE_S)
+            try:
+                connection.connect(str(directory / SOCKET))
+            except ConnectionRefusedError:
+                if attempt == 1:
+                    (directory / SOCKET).unlink(missing_ok=True)  # so that ensure_started starts a new one
+                    continue
+                raise ZygoteUnavailable(f"the loader zygote (pid {pid}) refused the connection: "
+                                        f"{_log_tail(directory)}") from None
+            try:
+                connection.sendall(request)
+                reply = connection.makefile("r").readline()
+            except OSError as exc:
+                raise ZygoteUnavailable(f"the loader zygote (pid {pid}) did not answer: {type(exc).__name__}: "
+                                        f"{exc}; {_log_tail(directory)}") from None
+        if not reply:
+            raise ZygoteUnavailable(f"the loader zygote (pid {pid}) closed without an answer: {_log_tail(directory)}")
+        answer = json.loads(reply)
+        return LoaderRun(int(answer["returncode"]), bool(answer["timed_out"]), pid)
+    raise AssertionError("unreachable")
 
 
 # ---- the zygote ----

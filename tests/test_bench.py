@@ -65,6 +65,13 @@ def test_the_table_names_the_machine_and_the_cells():
     assert "Cells: 3 (add x native, raw x eager, compile)" in table
 
 
+def test_the_table_says_when_fresh_process_cells_loaded_in_a_new_python():
+    spawn = render_bench([_run("process", "1", 1.0, 1.0)], {**CONTEXT, "fresh_loader": "spawn"})
+    zygote = render_bench([_run("process", "1", 1.0, 1.0)], {**CONTEXT, "fresh_loader": "zygote"})
+    assert "aoti_fresh_process loads in a new Python per cell (--fresh-loader spawn)" in spawn
+    assert "--fresh-loader" not in zygote
+
+
 def harness(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True, timeout=300)
 

@@ -11,6 +11,7 @@ import concurrent.futures
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -86,6 +87,19 @@ def test_the_zygote_leaves_when_its_owner_is_gone(tmp_path):
     finally:
         loader_zygote.stop(directory)
     assert not directory.exists()
+
+
+def test_a_killed_zygote_is_started_again_by_the_next_request(tmp_path):
+    directory = loader_zygote.make_loader_dir()
+    try:
+        first = loader_zygote.ensure_started(directory, os.getpid(), TIER)
+        os.kill(first, signal.SIGKILL)  # no chance to remove its socket
+        os.waitpid(first, 0)
+        run, report = _load(directory, tmp_path, tmp_path / "missing.pt2")
+        assert run.zygote_pid != first
+        assert run.returncode == 1 and report["status"] == "error"
+    finally:
+        loader_zygote.stop(directory)
 
 
 def test_a_zygote_that_cannot_start_is_one_clear_error(tmp_path):
