@@ -44,6 +44,7 @@ class BenchRun:
 
 
 SPAWN_NOTE = "; aoti_fresh_process loads in a new Python per cell (--fresh-loader spawn)"
+ORDER_NOTE = "; every run starts the longest groups first, by the durations in `{}`"
 
 
 def add_bench_parser(subparsers: Any) -> None:
@@ -57,6 +58,8 @@ def add_bench_parser(subparsers: Any) -> None:
     bench.add_argument("--tier", choices=("auto", "gpu", "cpu"), default="auto")
     bench.add_argument("--timeout", type=float, default=None, help="per-cell limit in seconds, passed to each run")
     bench.add_argument("--cold-cache", action="store_true", help="every cell of every run gets empty caches")
+    bench.add_argument("--durations-from", default=None, metavar="RESULTS.jsonl",
+                       help="every run starts the longest cell groups first, by this earlier run's durations (see `run`)")
     bench.add_argument("--fresh-loader", choices=("zygote", "spawn"), default="zygote",
                        help="how aoti_fresh_process cells get their new process, in every run (see `run`)")
     bench.add_argument("--modes", default="fork,process,worker", help="isolation modes, comma-separated")
@@ -93,6 +96,13 @@ def command_bench(args: argparse.Namespace) -> int:
         named = repr(unknown[0]) if unknown else "(none)"
         raise CliError(f"--modes: unknown isolation mode {named}; valid modes: {', '.join(ISOLATION_MODES)}")
     workers = _counts(args.workers, "--workers", "worker")
+    if args.durations_from:
+        from harness.shard import ShardError, load_durations
+
+        try:
+            load_durations(args.durations_from)  # one clear error before anything runs, not one per run
+        except ShardError as exc:
+            raise CliError(str(exc)) from None
     environment = describe(loaded["tier"])
     gpu_counts, visible = _gpu_counts(args.gpus, environment)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -118,6 +128,8 @@ def command_bench(args: argparse.Namespace) -> int:
     if args.cold_cache:
         selection += ["--cold-cache"]
     selection += ["--fresh-loader", args.fresh_loader]
+    if args.durations_from:
+        selection += ["--durations-from", args.durations_from]
     load_at_start = os.getloadavg()[0]
     names = [f"{m} -n {c}{f' on {g} GPU(s)' if g else ''}" for m, c, g, _ in plan]
     print(f"bench: {len(cells)} cells x {len(plan)} runs ({', '.join(names)}) into {out_dir}")
@@ -128,7 +140,8 @@ def command_bench(args: argparse.Namespace) -> int:
         runs.append(run)
     context = {"environment": environment, "cells": len(cells), "kernels": kernels, "styles": styles,
                "pipelines": pipelines, "load_at_start": load_at_start, "cold_cache": args.cold_cache,
-               "fresh_loader": args.fresh_loader, "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
+               "fresh_loader": args.fresh_loader, "durations_from": args.durations_from,
+               "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
     table = render_bench(runs, context)
     from harness.report.atomic import write_text_atomic
 
@@ -250,7 +263,8 @@ def render_bench(runs: list[BenchRun], context: dict[str, Any]) -> str:
         "",
         f"Cells: {context['cells']} ({', '.join(context['kernels'])} x {', '.join(context['styles'])} x "
         f"{', '.join(context['pipelines'])}){', each with empty caches (--cold-cache)' if context.get('cold_cache') else ''}"
-        f"{SPAWN_NOTE if context.get('fresh_loader') == 'spawn' else ''}. "
+        f"{SPAWN_NOTE if context.get('fresh_loader') == 'spawn' else ''}"
+        f"{ORDER_NOTE.format(context['durations_from']) if context.get('durations_from') else ''}. "
         "Each row is one `python -m harness run` of those cells, all rows in one bench, in this order.",
         "",
         markdown_table(headers, rows),

@@ -11,7 +11,7 @@ its report still lists any kernel module it finds imported.
 - Server: `python -m harness.loader_zygote DIR OWNER_PID TIER`. It binds DIR/zygote.sock first (clients
   may connect while it warms up), leaves when OWNER_PID is gone, and answers one JSON line per request:
   `{"returncode": N, "timed_out": bool, "pid": P}`; N < 0 is the signal that ended the loader.
-- Client: `run_loader(DIR, OWNER_PID, argv, env, timeout_s, log)`, which starts the zygote if none is
+- Client: `run_loader(DIR, OWNER_PID, TIER, argv, env, timeout_s, log)`, which starts the zygote if none is
   alive (under a file lock: many workers may ask at once).
 - The controller makes DIR (`make_loader_dir`) and ends the zygote (`stop`) when the run ends.
 The loader child replaces its environment with the caller's (its GPU pin, its caches) before it loads;
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 SOCKET, PID_FILE, LOCK, LOG = "zygote.sock", "zygote.pid", "start.lock", "zygote.log"
+LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE = "TCM_LOADER_DIR", "TCM_LOADER_OWNER"  # set by the plugin in a zygote run
 START_TIMEOUT_S = 60.0  # from starting the zygote to its socket being there (it binds before importing torch)
 REPLY_GRACE_S = 600.0  # past the loader's own limit (the warm-up counts in the first); the cell's limit comes first
 LOG_TAIL_CHARS = 300

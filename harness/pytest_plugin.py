@@ -86,8 +86,7 @@ class MatrixState:
         self.pipelines = validate("pipeline", option.matrix_pipeline, PIPELINES)
         self.isolation: str = option.matrix_isolation
         self.fresh_loader: str = option.matrix_fresh_loader
-        if self.fresh_loader == "zygote" and _runs_cells_here(config) and not hasattr(config, "workerinput"):
-            point_at_loader_zygote(loader_dir(config), os.getpid())  # xdist workers are pointed by harness.xdist_hooks
+        self._point_at_loader()
         self.cold_cache: bool = option.matrix_cold_cache
         self.gpu = os.environ.get("CUDA_VISIBLE_DEVICES") if getattr(config, "workerinput", {}).get("tcm_gpu") else None
         self.timeout_s: float = option.matrix_timeout or DEFAULT_TIMEOUT_S[self.tier]
@@ -102,6 +101,22 @@ class MatrixState:
         self.planned = [cell for cell in in_shard if cell.id not in done]
         self.durations = durations
         self._private_caches()
+
+    def _point_at_loader(self) -> None:
+        """Where this process's aoti_fresh_process loads go: with `zygote`, the run's zygote (the one the xdist
+        controller made, harness.xdist_hooks, or this process's own); never one inherited from another run."""
+        from harness.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
+        from harness.xdist_hooks import LOADER
+
+        for variable in (LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE):
+            os.environ.pop(variable, None)
+        if self.fresh_loader != "zygote":
+            return
+        workerinput = getattr(self.config, "workerinput", None)
+        if workerinput is not None and workerinput.get(LOADER):
+            point_at_loader_zygote(*workerinput[LOADER])
+        elif workerinput is None and not getattr(self.config.option, "numprocesses", None):
+            point_at_loader_zygote(loader_dir(self.config), os.getpid())
 
     def _resume_from(self, path: str | None) -> set[str]:
         """Cells already in the file are not run again; its controls still judge the styles run now."""
@@ -132,11 +147,6 @@ class MatrixState:
                 os.environ[variable] = str(root / name)
 
 
-def _runs_cells_here(config: pytest.Config) -> bool:
-    """False on an xdist controller, whose workers run the cells."""
-    return hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None)
-
-
 def loader_dir(config: pytest.Config) -> Path:
     """This run's loader-zygote folder, made once by the process that owns the run (harness.loader_zygote)."""
     if _loader_key not in config.stash:
@@ -148,7 +158,7 @@ def loader_dir(config: pytest.Config) -> Path:
 
 def point_at_loader_zygote(directory: Path | str, owner_pid: int) -> None:
     """Fresh-process AOTI cells of this process, and of the cell processes it makes, use that zygote."""
-    from harness.pipelines.aoti import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
+    from harness.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
 
     os.environ[LOADER_DIR_VARIABLE] = str(directory)
     os.environ[LOADER_OWNER_VARIABLE] = str(owner_pid)

@@ -40,10 +40,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is not None:  # an xdist worker: pin it, and give worker mode its folder, before any cell
         if workerinput.get(GPU) is not None:
             os.environ["CUDA_VISIBLE_DEVICES"] = workerinput[GPU]
-        if workerinput.get(LOADER) is not None:
-            from harness.pytest_plugin import point_at_loader_zygote
-
-            point_at_loader_zygote(*workerinput[LOADER])
         if _isolation(config) == "worker" and workerinput.get(WORKER_ROOT):
             from harness.worker_mode import configure
 

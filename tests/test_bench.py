@@ -70,6 +70,8 @@ def test_the_table_says_when_fresh_process_cells_loaded_in_a_new_python():
     zygote = render_bench([_run("process", "1", 1.0, 1.0)], {**CONTEXT, "fresh_loader": "zygote"})
     assert "aoti_fresh_process loads in a new Python per cell (--fresh-loader spawn)" in spawn
     assert "--fresh-loader" not in zygote
+    ordered = render_bench([_run("process", "1", 1.0, 1.0)], {**CONTEXT, "durations_from": "last.jsonl"})
+    assert "every run starts the longest groups first, by the durations in `last.jsonl`" in ordered
 
 
 def harness(*args: str) -> subprocess.CompletedProcess[str]:
@@ -80,6 +82,7 @@ def harness(*args: str) -> subprocess.CompletedProcess[str]:
     (["--modes", "fork,thread"], "error: --modes: unknown isolation mode 'thread'; valid modes: fork, process, worker"),
     (["--workers", "1,zero"], "error: --workers '1,zero': give worker counts >= 1, comma-separated (e.g. 1,2)"),
     (["-p", "eagre"], "error: unknown pipeline 'eagre'"),
+    (["--durations-from", "/no/such.jsonl"], "error: --durations-from: /no/such.jsonl"),
 ])
 def test_bad_options_get_one_line_and_exit_2(tmp_path, args, message):
     completed = harness("bench", "--tier", "cpu", "--out-dir", str(tmp_path), *args)

@@ -118,13 +118,15 @@ def _cells(path: Path) -> dict[str, dict]:
 def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behind(tmp_path):
     outcomes = {}
     own_tmp = Path(tempfile.mkdtemp(prefix="tz-"))  # short: the zygote's socket path must fit AF_UNIX's limit
+    # a zygote inherited from an enclosing run (here a dead one) is used by neither loader
+    stale = {loader_zygote.LOADER_DIR_VARIABLE: str(own_tmp / "gone"), loader_zygote.LOADER_OWNER_VARIABLE: "1"}
     try:
         for loader in ("zygote", "spawn"):
             results = tmp_path / f"{loader}.jsonl"
             completed = subprocess.run(
                 [sys.executable, "-m", "harness", "run", "-k", "add", "-s", "native,custom_op",
                  "-p", "aoti_fresh_process", "-n", "2", "--fresh-loader", loader, "-o", str(results)],
-                cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, "TMPDIR": str(own_tmp)})
+                cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, "TMPDIR": str(own_tmp), **stale})
             assert completed.returncode in (0, 1), completed.stderr[-2000:]
             header = json.loads(results.read_text().splitlines()[0])
             assert header["fresh_loader"] == loader
@@ -140,3 +142,8 @@ def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behin
         assert leftover.stdout == "", "the run left its zygote running"
     finally:
         shutil.rmtree(own_tmp, ignore_errors=True)
+
+
+def test_a_test_run_that_runs_no_matrix_cell_is_pointed_at_no_zygote():
+    """This suite runs under xdist (nox -s tests): its workers must not inherit a run's zygote, only matrix workers do."""
+    assert loader_zygote.LOADER_DIR_VARIABLE not in os.environ

@@ -15,7 +15,6 @@ from harness.pipelines.export import export_program
 from harness.styles import SkipCell
 
 FRESH_PROCESS_TIMEOUT_S = 300
-LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE = "TCM_LOADER_DIR", "TCM_LOADER_OWNER"  # set by the plugin for a zygote run
 
 
 class FreshProcessFailed(RuntimeError):
@@ -90,13 +89,13 @@ def _load_in_fresh_process(context: CellContext, argv: list[str]) -> tuple[int, 
     """Run harness.aoti_loader in a process that never imported the kernel's module: forked by this run's loader
     zygote when the run has one (harness.loader_zygote; --fresh-loader zygote), else a new Python (spawn).
     Returns the loader's exit status (negative: its signal), its output, and which of the two ran it."""
+    from harness.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
+
     directory, owner = os.environ.get(LOADER_DIR_VARIABLE), os.environ.get(LOADER_OWNER_VARIABLE)
     if not directory or not owner:
         completed = subprocess.run([sys.executable, "-m", "harness.aoti_loader", *argv], capture_output=True, text=True,
                                    timeout=FRESH_PROCESS_TIMEOUT_S, env=dict(os.environ))
         return completed.returncode, completed.stderr, "spawn"
-    from harness.loader_zygote import run_loader
-
     log = context.workdir / "loader.log"
     run = run_loader(Path(directory), int(owner), context.tier, argv, dict(os.environ), FRESH_PROCESS_TIMEOUT_S, log)
     if run.timed_out:  # as subprocess.run says it, so that both loaders give the same outcome
