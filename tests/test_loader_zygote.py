@@ -120,18 +120,20 @@ def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behin
     own_tmp = Path(tempfile.mkdtemp(prefix="tz-"))  # short: the zygote's socket path must fit AF_UNIX's limit
     # a zygote inherited from an enclosing run (here a dead one) is used by neither loader
     stale = {loader_zygote.LOADER_DIR_VARIABLE: str(own_tmp / "gone"), loader_zygote.LOADER_OWNER_VARIABLE: "1"}
+    caches = {"TORCHINDUCTOR_CACHE_DIR": str(own_tmp / "inductor"), "TRITON_CACHE_DIR": str(own_tmp / "triton")}
     try:
         for loader in ("zygote", "spawn"):
             results = tmp_path / f"{loader}.jsonl"
             completed = subprocess.run(
-                [sys.executable, "-m", "harness", "run", "-k", "add", "-s", "native,custom_op",
+                [sys.executable, "-m", "harness", "run", "-k", "add", "-s", "native",
                  "-p", "aoti_fresh_process", "-n", "2", "--fresh-loader", loader, "-o", str(results)],
-                cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, "TMPDIR": str(own_tmp), **stale})
+                cwd=REPO, capture_output=True, text=True, timeout=900,
+                env={**os.environ, "TMPDIR": str(own_tmp), **stale, **caches})
             assert completed.returncode in (0, 1), completed.stderr[-2000:]
             header = json.loads(results.read_text().splitlines()[0])
             assert header["fresh_loader"] == loader
             cells = _cells(results)
-            assert len(cells) == 2
+            assert len(cells) == 1
             outcomes[loader] = {cell: (r["outcome"], r["stage"], r["error_type"]) for cell, r in cells.items()}
             passing = [r for r in cells.values() if r["outcome"] == "pass"]
             assert passing and all(r["detail"]["loader"] == loader for r in passing)
