@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.loader_zygote import FRESH_LOADERS
 from harness.vocab import STYLES
 
 REFERENCE_MODE = "process"
@@ -60,7 +61,7 @@ def add_bench_parser(subparsers: Any) -> None:
     bench.add_argument("--cold-cache", action="store_true", help="every cell of every run gets empty caches")
     bench.add_argument("--durations-from", default=None, metavar="RESULTS.jsonl",
                        help="every run starts the longest cell groups first, by this earlier run's durations (see `run`)")
-    bench.add_argument("--fresh-loader", choices=("zygote", "spawn"), default="zygote",
+    bench.add_argument("--fresh-loader", choices=FRESH_LOADERS, default="zygote",
                        help="how aoti_fresh_process cells get their new process, in every run (see `run`)")
     bench.add_argument("--modes", default="fork,process,worker", help="isolation modes, comma-separated")
     bench.add_argument("--workers", default="1", help="worker counts, comma-separated (e.g. 1,2)")

@@ -16,7 +16,6 @@ is PYTHONDONTWRITEBYTECODE with it.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import MutableMapping
 from pathlib import Path
 
@@ -25,7 +24,9 @@ DONT_WRITE, PREFIX = "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"
 
 def default_prefix() -> Path:
     """One per user, shared by runs and workers: importlib writes each file atomically, so they never race."""
-    return Path(tempfile.gettempdir()) / f"tcm-caches-{os.getuid()}" / "pycache"
+    from harness.environment import caches_root
+
+    return caches_root() / "pycache"
 
 
 def enable_bytecode_cache(environ: MutableMapping[str, str] | None = None, prefix: Path | None = None) -> str | None:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.loader_zygote import FRESH_LOADERS
 from harness.vocab import PIPELINE_FAMILIES, STYLES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +47,7 @@ def _add_run_parser(subparsers: Any) -> None:
     run.add_argument("--isolation", choices=("fork", "process", "worker"), default="fork",
                      help="fork: a child per cell; process: a new interpreter per cell; "
                           "worker: cells run in long-lived xdist workers, replaced after a crash, timeout or CUDA error")
-    run.add_argument("--fresh-loader", choices=("zygote", "spawn"), default="zygote",
+    run.add_argument("--fresh-loader", choices=FRESH_LOADERS, default="zygote",
                      help="aoti_fresh_process: fork each loader from one process per run that imported torch only "
                           "(zygote), or start a new Python per cell (spawn)")
     run.add_argument("--cold-cache", action="store_true", help="every cell gets empty Inductor and Triton caches")

@@ -10,6 +10,8 @@ import os
 import platform
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from harness.interpreter import INTERPRETER_AUTOTUNE
@@ -86,6 +88,11 @@ def describe(tier: str) -> dict[str, Any]:
         "interpreter_autotune": INTERPRETER_AUTOTUNE if tier == "cpu" else None,
         "pycache_prefix": os.environ.get("PYTHONPYCACHEPREFIX"),
     }
+
+
+def caches_root() -> Path:
+    """The per-user folder under which runs keep their caches: each worker's Inductor and Triton caches, bytecode."""
+    return Path(tempfile.gettempdir()) / f"tcm-caches-{os.getuid()}"
 
 
 def usable_cpu_count() -> int | None:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 SOCKET, PID_FILE, LOCK, LOG = "zygote.sock", "zygote.pid", "start.lock", "zygote.log"
+FRESH_LOADERS = ("zygote", "spawn")  # --fresh-loader: this zygote, or a new Python per cell
 LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE = "TCM_LOADER_DIR", "TCM_LOADER_OWNER"  # set by the plugin in a zygote run
 START_TIMEOUT_S = 60.0  # from starting the zygote to its socket being there (it binds before importing torch)
 REPLY_GRACE_S = 600.0  # past the loader's own limit (the warm-up counts in the first); the cell's limit comes first

@@ -10,13 +10,13 @@ from __future__ import annotations
 import datetime
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.isolation import ISOLATION_MODES
+from harness.loader_zygote import FRESH_LOADERS
 from harness.repeat import RepeatError, parse_repeat, run_repeated
 from harness.results import CellResult, ResultsWriter, header_record, read_results
 from harness.resume import ResumeError, check_resumable, repair_torn_tail
@@ -26,7 +26,6 @@ from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
 
 pytest_plugins = ["harness.xdist_hooks"]  # GPU pinning of xdist workers, and the controller's side of worker isolation
 RESULT_PROPERTY = "matrix_cell"
-FRESH_LOADERS = ("zygote", "spawn")
 DEFAULT_TIMEOUT_S = {"gpu": 300.0, "cpu": 600.0}
 EXPECTED_DIR = Path(__file__).resolve().parent.parent / "matrix" / "expected"
 _state_key = pytest.StashKey["MatrixState"]()
@@ -141,7 +140,9 @@ class MatrixState:
 
     def _private_caches(self) -> None:
         """One Inductor and Triton cache per worker, so concurrent workers never race on a cache entry."""
-        root = Path(tempfile.gettempdir()) / f"tcm-caches-{os.getuid()}" / f"{os.getppid()}-{self.worker}"
+        from harness.environment import caches_root
+
+        root = caches_root() / f"{os.getppid()}-{self.worker}"
         for variable, name in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
             if variable not in os.environ:
                 os.environ[variable] = str(root / name)

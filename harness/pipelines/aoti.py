@@ -92,14 +92,15 @@ def _load_in_fresh_process(context: CellContext, argv: list[str]) -> tuple[int, 
     from harness.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
 
     directory, owner = os.environ.get(LOADER_DIR_VARIABLE), os.environ.get(LOADER_OWNER_VARIABLE)
+    command = [sys.executable, "-m", "harness.aoti_loader", *argv]
     if not directory or not owner:
-        completed = subprocess.run([sys.executable, "-m", "harness.aoti_loader", *argv], capture_output=True, text=True,
-                                   timeout=FRESH_PROCESS_TIMEOUT_S, env=dict(os.environ))
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=FRESH_PROCESS_TIMEOUT_S,
+                                   env=dict(os.environ))
         return completed.returncode, completed.stderr, "spawn"
     log = context.workdir / "loader.log"
     run = run_loader(Path(directory), int(owner), context.tier, argv, dict(os.environ), FRESH_PROCESS_TIMEOUT_S, log)
     if run.timed_out:  # as subprocess.run says it, so that both loaders give the same outcome
-        raise subprocess.TimeoutExpired([sys.executable, "-m", "harness.aoti_loader", *argv], FRESH_PROCESS_TIMEOUT_S)
+        raise subprocess.TimeoutExpired(command, FRESH_PROCESS_TIMEOUT_S)
     try:
         output = log.read_text(errors="replace")
     except OSError:
