@@ -37,8 +37,10 @@ from typing import Any
 
 SOCKET, PID_FILE, LOCK, LOG = "zygote.sock", "zygote.pid", "start.lock", "zygote.log"
 FRESH_LOADERS = ("zygote", "spawn")  # --fresh-loader: this zygote, or a new Python per cell
+WORKER_STARTS = ("zygote", "spawn")  # --worker-start: xdist workers forked from this zygote, or xdist's new Pythons
 LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE = "TCM_LOADER_DIR", "TCM_LOADER_OWNER"  # set by the plugin in a zygote run
 START_TIMEOUT_S = 60.0  # from starting the zygote to its socket being there (it binds before importing torch)
+LOADER_REQUEST, WORKER_REQUEST = b"L", b"W"  # a request's first byte; a worker's carries its stdin, stdout and stderr
 REPLY_GRACE_S = 600.0  # past the loader's own limit (the warm-up counts in the first); the cell's limit comes first
 LOG_TAIL_CHARS = 300
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
@@ -132,7 +134,7 @@ def run_loader(directory: Path, owner_pid: int, tier: str, argv: list[str], env:
     """Have the zygote fork a loader for `argv` (harness.aoti_loader's arguments) and wait for its exit status.
 
     A zygote that died without removing its socket (killed) refuses the connection: it is started again, once."""
-    request = (json.dumps({"argv": argv, "env": env, "timeout_s": timeout_s, "log": str(log)}) + "\n").encode()
+    request = LOADER_REQUEST + (json.dumps({"argv": argv, "env": env, "timeout_s": timeout_s, "log": str(log)}) + "\n").encode()
     for attempt in (1, 2):
         pid = ensure_started(directory, owner_pid, tier)
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
@@ -198,8 +200,8 @@ def _fork_is_clean() -> bool:
     return os.waitstatus_to_exitcode(status) == 0
 
 
-def _child(request: dict[str, Any]) -> int:
-    """In the forked loader: the caller's environment and log, then the loader itself."""
+def _loader_child(request: dict[str, Any]) -> int:
+    """In a forked loader: the caller's environment and log, then the loader itself."""
     os.environ.clear()
     os.environ.update(request["env"])
     descriptor = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -210,7 +212,40 @@ def _child(request: dict[str, Any]) -> int:
     return main(request["argv"])
 
 
-def _fork_loader(request: dict[str, Any], inherited: list[socket.socket]) -> int:
+def _worker_child(request: dict[str, Any], descriptors: list[int]) -> int:
+    """In a forked xdist worker: what `python -u -c CODE` would be, started by the caller (harness.zygote_python).
+
+    Its stdin, stdout and stderr are the caller's (execnet's pipes), its environment and folder the caller's;
+    the code runs as `__main__`, and the process ends as Python ends one: non-daemon threads joined, atexit run."""
+    import atexit
+    import builtins
+    import io
+    import threading
+
+    for target, descriptor in enumerate(descriptors):
+        os.dup2(descriptor, target)
+        os.close(descriptor)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    sys.argv = ["-c"]
+    streams = {"stdin": io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False))),
+               "stdout": io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True),  # -u
+               "stderr": io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)}
+    for name, stream in streams.items():  # sys.__stdout__ too, as in a new Python
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+    code = 0
+    try:
+        exec(compile(request["code"], "<string>", "exec"), {"__name__": "__main__", "__builtins__": builtins})
+    except SystemExit as exit_request:
+        code = exit_request.code if isinstance(exit_request.code, int) else (0 if exit_request.code is None else 1)
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()  # as Python ends: non-daemon threads joined first, then atexit
+    return code
+
+
+def _fork(request: dict[str, Any], descriptors: list[int], inherited: list[socket.socket]) -> int:
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -218,24 +253,49 @@ def _fork_loader(request: dict[str, Any], inherited: list[socket.socket]) -> int
             for other in inherited:  # the listener and every client (its own included): the zygote answers them
                 other.close()
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            code = _child(request)
+            code = _worker_child(request, descriptors) if request.get("kind") == "worker" else _loader_child(request)
         except BaseException:  # noqa: B036  (whatever happens, this process must not return into the server loop)
             import traceback
 
             traceback.print_exc()
         finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+    for descriptor in descriptors:
+        os.close(descriptor)
     return pid
 
 
-def _reply(connection: socket.socket, answer: dict[str, Any]) -> None:
+def _send(connection: socket.socket, answer: dict[str, Any], close: bool = True) -> None:
     try:
         connection.sendall((json.dumps(answer) + "\n").encode())
     except OSError:
         pass  # the client gave up; nothing to tell
-    connection.close()
+    if close:
+        connection.close()
+
+
+def _read_request(connection: socket.socket) -> tuple[dict[str, Any], list[int]]:
+    """A request: its kind (one byte, with the worker's three descriptors), then one JSON line."""
+    kind, descriptors, _, _ = socket.recv_fds(connection, 1, 3)
+    line = connection.makefile("rb").readline()
+    request = json.loads(line)
+    request["kind"] = "worker" if kind == WORKER_REQUEST else "loader"
+    if request["kind"] == "worker" and len(descriptors) != 3:
+        for descriptor in descriptors:
+            os.close(descriptor)
+        raise ValueError("a worker request carries stdin, stdout and stderr")
+    return request, descriptors
+
+
+@dataclass
+class _Running:
+    client: socket.socket
+    deadline: float
+    worker: bool
 
 
 def serve(directory: Path, owner_pid: int, tier: str) -> None:
@@ -249,23 +309,34 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
         print("the warm-up started CUDA: a forked loader could not use it; no loader is forked", flush=True)
         return
     print(f"zygote {os.getpid()} ready: torch imported, CPU ISA probed", flush=True)
-    running: dict[int, tuple[socket.socket, float]] = {}  # loader pid -> (its client, its deadline)
+    running: dict[int, _Running] = {}  # child pid -> its client, its deadline, whether it is a worker
     killed: set[int] = set()
     while _alive(owner_pid) or running:
-        readable, _, _ = select.select([listener], [], [], 0.2)
-        if readable and _alive(owner_pid):
+        workers = {entry.client: pid for pid, entry in running.items() if entry.worker}
+        readable, _, _ = select.select([listener, *workers], [], [], 0.2)
+        for client in readable:
+            if client is not listener:  # a worker's caller went away (it only ever waits): end its worker
+                if not client.recv(1) and workers[client] not in killed:
+                    os.kill(workers[client], signal.SIGKILL)
+                    killed.add(workers[client])
+        if listener in readable and _alive(owner_pid):
             connection, _ = listener.accept()
             connection.settimeout(30)
             try:
-                request = json.loads(connection.makefile("r").readline())
+                request, descriptors = _read_request(connection)
             except (OSError, ValueError):
                 connection.close()
                 continue
-            pid = _fork_loader(request, [listener, connection] + [client for client, _ in running.values()])
-            running[pid] = (connection, time.monotonic() + float(request["timeout_s"]))
+            worker = request["kind"] == "worker"
+            others = [listener, connection] + [entry.client for entry in running.values()]
+            pid = _fork(request, descriptors, others)
+            running[pid] = _Running(connection, float("inf") if worker else time.monotonic() + float(request["timeout_s"]),
+                                    worker)
+            if worker:
+                _send(connection, {"pid": pid}, close=False)  # so that its caller can pass signals on
         now = time.monotonic()
-        for pid, (_, deadline) in running.items():
-            if now > deadline and pid not in killed:
+        for pid, entry in running.items():
+            if now > entry.deadline and pid not in killed:
                 os.kill(pid, signal.SIGKILL)
                 killed.add(pid)
         while running:
@@ -273,9 +344,9 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
             if pid == 0:
                 break
             if pid in running:
-                connection, _ = running.pop(pid)
-                _reply(connection, {"returncode": os.waitstatus_to_exitcode(status), "timed_out": pid in killed,
-                                    "pid": pid})
+                entry = running.pop(pid)
+                _send(entry.client, {"returncode": os.waitstatus_to_exitcode(status), "timed_out": pid in killed,
+                                     "pid": pid})
                 killed.discard(pid)
     listener.close()
 

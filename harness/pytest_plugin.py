@@ -16,13 +16,14 @@ from typing import Any
 import pytest
 
 from harness.isolation import ISOLATION_MODES
-from harness.loader_zygote import FRESH_LOADERS
+from harness.loader_zygote import FRESH_LOADERS, WORKER_STARTS
 from harness.repeat import RepeatError, parse_repeat, run_repeated
 from harness.results import CellResult, ResultsWriter, header_record, read_results
 from harness.resume import ResumeError, check_resumable, repair_torn_tail
 from harness.selection import Cell, SelectionError, select_cells, validate
 from harness.shard import ShardError, load_durations, parse_shard, shard_cells
 from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
+from harness.zygote_python import STARTED_VARIABLE
 
 pytest_plugins = ["harness.xdist_hooks"]  # GPU pinning of xdist workers, and the controller's side of worker isolation
 RESULT_PROPERTY = "matrix_cell"
@@ -50,6 +51,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--matrix-fresh-loader", choices=FRESH_LOADERS, default="zygote",
                     help="how aoti_fresh_process gets its new process: zygote = forked from one process per run that "
                          "imported torch only (harness.loader_zygote); spawn = a new Python per cell")
+    group.addoption("--matrix-worker-start", choices=WORKER_STARTS, default="spawn",
+                    help="how xdist workers start: spawn = a new Python each (xdist's own way); zygote = forked from "
+                         "the run's zygote, which imported torch and ran Inductor's CPU ISA probe once "
+                         "(harness.zygote_python)")
     group.addoption("--matrix-cold-cache", action="store_true",
                     help="every cell gets empty Inductor and Triton cache folders")
     group.addoption("--matrix-timeout", type=float, default=None, metavar="SECONDS",
@@ -90,6 +95,9 @@ class MatrixState:
         self.gpu = os.environ.get("CUDA_VISIBLE_DEVICES") if getattr(config, "workerinput", {}).get("tcm_gpu") else None
         self.timeout_s: float = option.matrix_timeout or DEFAULT_TIMEOUT_S[self.tier]
         self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        workerinput = getattr(config, "workerinput", None)
+        self.worker_started_by = os.environ.get(STARTED_VARIABLE, "spawn") if workerinput is not None else None
+        self.worker_start = option.matrix_worker_start if workerinput is not None or getattr(option, "tx", None) else None
         self.controls: dict[tuple[str, str], CellResult] = {}
         self.baseline = _load_baseline(option.matrix_baseline_dir, self.tier)
         self.repeat = parse_repeat(option.matrix_repeat, "--matrix-repeat")
@@ -263,6 +271,8 @@ def run_cell(state: MatrixState, cell: Cell) -> CellResult:
     result = run_repeated(lambda: run_isolated(request, state.timeout_s, state.isolation), state.repeat)
     if state.gpu is not None:  # the GPU this worker was pinned to (harness.xdist_hooks)
         result.detail["gpu"] = state.gpu
+    if state.worker_started_by is not None:  # how this xdist worker started (harness.zygote_python)
+        result.detail["worker_start"] = state.worker_started_by
     if cell.style == CONTROL_STYLE:
         state.controls[(cell.kernel, cell.pipeline)] = result
     elif result.outcome not in ("pass", "skip"):
@@ -387,7 +397,7 @@ class ResultsRecorder:
                    for name, spec in state.specs.items() if name in state.kernels}
         header = header_record(environment, started, command_line(),
                                isolation=state.isolation, cold_cache=state.cold_cache,
-                               fresh_loader=state.fresh_loader,
+                               fresh_loader=state.fresh_loader, worker_start=state.worker_start,
                                cell_timeout_s=state.timeout_s, kernels=kernels,
                                **state.run_options())
         self.results_path = path

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import sys
 import tempfile
@@ -23,8 +24,10 @@ import pytest
 
 from harness.cell import CellRequest
 from harness.gpus import GpuPins, visible_gpus
+from harness.zygote_python import STARTED_VARIABLE
 
 WORKER_ROOT, GPU, LOADER = "tcm_worker_root", "tcm_gpu", "tcm_loader"
+ZYGOTE_PYTHON = str(Path(__file__).with_name("zygote_python.py"))  # the stand-in for a worker's Python
 MAX_WORKER_RESTARTS = "100000"  # worker mode replaces a worker after every crash, timeout or CUDA error
 _pins_key = pytest.StashKey[GpuPins]()
 _root_key = pytest.StashKey[Path]()
@@ -45,13 +48,33 @@ def pytest_configure(config: pytest.Config) -> None:
 
             configure(Path(workerinput[WORKER_ROOT]) / workerinput["workerid"])
         return
-    if _isolation(config) != "worker" or config.getvalue("collectonly"):
+    os.environ.pop(STARTED_VARIABLE, None)  # this run's workers say how they started; none inherits it from another run
+    if config.getvalue("collectonly"):
+        return
+    if getattr(config.option, "matrix_worker_start", "spawn") == "zygote" and getattr(config.option, "tx", None):
+        _start_workers_from_zygote(config)
+    if _isolation(config) != "worker":
         return
     if not getattr(config.option, "numprocesses", None):
         raise pytest.UsageError("--matrix-isolation worker runs cells inside pytest-xdist workers: add -n N (N >= 1)")
     if getattr(config.option, "maxworkerrestart", None) is None:
         config.option.maxworkerrestart = MAX_WORKER_RESTARTS
     config.stash[_root_key] = Path(tempfile.mkdtemp(prefix="tcm-workers-"))
+
+
+def _start_workers_from_zygote(config: pytest.Config) -> None:
+    """--matrix-worker-start zygote: every xdist worker (a replacement included) is forked from the run's zygote.
+
+    xdist starts a worker as `PYTHON -u -c CODE`; PYTHON becomes harness.zygote_python, which has the zygote
+    fork it. The zygote starts now, so that its warm-up overlaps the controller's collection."""
+    from harness.environment import resolve_tier
+    from harness.loader_zygote import ensure_started
+    from harness.pytest_plugin import loader_dir
+
+    directory = loader_dir(config)
+    ensure_started(directory, os.getpid(), resolve_tier(config.option.matrix_tier))
+    stand_in = " ".join(shlex.quote(part) for part in (sys.executable, "-I", "-S", ZYGOTE_PYTHON, str(directory)))
+    config.option.tx = [f"popen//python={stand_in}" if spec == "popen" else spec for spec in config.option.tx]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

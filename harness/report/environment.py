@@ -18,7 +18,8 @@ CPU_TIER_NOTICE = (
 
 
 # Header fields some runs record (how cells were isolated, their time limit): shown when present.
-OPTIONAL_FIELDS = (("isolation", "isolation"), ("fresh-process loader", "fresh_loader"), ("cell timeout (s)", "cell_timeout_s"))
+OPTIONAL_FIELDS = (("isolation", "isolation"), ("fresh-process loader", "fresh_loader"),
+                   ("xdist workers started by", "worker_start"), ("cell timeout (s)", "cell_timeout_s"))
 
 
 def tier_of(environment: dict[str, Any]) -> str:
