@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.loader_zygote import FRESH_LOADERS
+from harness.loader_zygote import FRESH_LOADERS, WORKER_STARTS
 from harness.vocab import STYLES
 
 REFERENCE_MODE = "process"
@@ -45,6 +45,8 @@ class BenchRun:
 
 
 SPAWN_NOTE = "; aoti_fresh_process loads in a new Python per cell (--fresh-loader spawn)"
+WORKER_SPAWN_NOTE = ("; each xdist worker is a new Python (--worker-start spawn), so the loader zygote is started by "
+                     "a worker and its CPU time is not in the CPU column")
 ORDER_NOTE = "; every run starts the longest groups first, by the durations in `{}`"
 
 
@@ -63,6 +65,8 @@ def add_bench_parser(subparsers: Any) -> None:
                        help="every run starts the longest cell groups first, by this earlier run's durations (see `run`)")
     bench.add_argument("--fresh-loader", choices=FRESH_LOADERS, default="zygote",
                        help="how aoti_fresh_process cells get their new process, in every run (see `run`)")
+    bench.add_argument("--worker-start", choices=WORKER_STARTS, default="zygote",
+                       help="how xdist workers start, in every run (see `run`)")
     bench.add_argument("--modes", default="fork,process,worker", help="isolation modes, comma-separated")
     bench.add_argument("--workers", default="1", help="worker counts, comma-separated (e.g. 1,2)")
     bench.add_argument("--gpus", default=None,
@@ -128,7 +132,7 @@ def command_bench(args: argparse.Namespace) -> int:
         selection += ["--timeout", str(args.timeout)]
     if args.cold_cache:
         selection += ["--cold-cache"]
-    selection += ["--fresh-loader", args.fresh_loader]
+    selection += ["--fresh-loader", args.fresh_loader, "--worker-start", args.worker_start]
     if args.durations_from:
         selection += ["--durations-from", args.durations_from]
     load_at_start = os.getloadavg()[0]
@@ -141,7 +145,7 @@ def command_bench(args: argparse.Namespace) -> int:
         runs.append(run)
     context = {"environment": environment, "cells": len(cells), "kernels": kernels, "styles": styles,
                "pipelines": pipelines, "load_at_start": load_at_start, "cold_cache": args.cold_cache,
-               "fresh_loader": args.fresh_loader, "durations_from": args.durations_from,
+               "fresh_loader": args.fresh_loader, "worker_start": args.worker_start, "durations_from": args.durations_from,
                "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
     table = render_bench(runs, context)
     from harness.report.atomic import write_text_atomic
@@ -265,6 +269,7 @@ def render_bench(runs: list[BenchRun], context: dict[str, Any]) -> str:
         f"Cells: {context['cells']} ({', '.join(context['kernels'])} x {', '.join(context['styles'])} x "
         f"{', '.join(context['pipelines'])}){', each with empty caches (--cold-cache)' if context.get('cold_cache') else ''}"
         f"{SPAWN_NOTE if context.get('fresh_loader') == 'spawn' else ''}"
+        f"{WORKER_SPAWN_NOTE if context.get('worker_start') == 'spawn' else ''}"
         f"{ORDER_NOTE.format(context['durations_from']) if context.get('durations_from') else ''}. "
         "Each row is one `python -m harness run` of those cells, all rows in one bench, in this order.",
         "",
