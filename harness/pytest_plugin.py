@@ -147,12 +147,19 @@ class MatrixState:
         return {key: value for key, value in options.items() if value is not None}
 
     def _private_caches(self) -> None:
-        """One Inductor and Triton cache per worker, so concurrent workers never race on a cache entry."""
+        """One Inductor and Triton cache per worker, so concurrent workers never race on a cache entry.
+
+        A folder the user named is kept. One under the harness's own root came from the process that started
+        this one (an xdist controller sets its own before it starts its workers) and is replaced: keeping it made
+        every worker of a run share the controller's caches (measured on the H100: concurrent first AOTInductor
+        compiles left a package with an empty JSON file)."""
         from harness.environment import caches_root
 
-        root = caches_root() / f"{os.getppid()}-{self.worker}"
+        shared = caches_root()
+        root = shared / f"{os.getppid()}-{self.worker}"
         for variable, name in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
-            if variable not in os.environ:
+            inherited = os.environ.get(variable)
+            if inherited is None or Path(inherited).is_relative_to(shared):
                 os.environ[variable] = str(root / name)
 
 

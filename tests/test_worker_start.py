@@ -1,0 +1,147 @@
+"""Workers forked from the run's zygote (`--worker-start zygote`, harness.zygote_python).
+
+What must hold for a forked worker to stand in for xdist's own new Python: the code runs with the
+caller's stdin, stdout, stderr, environment and folder; the caller leaves with the worker's exit status
+(a signal as the same signal) and passes SIGTERM on; a worker whose caller is killed is ended; with no
+zygote the caller becomes a plain Python and says so. The matrix-level check, at the end: the same
+outcomes as `--worker-start spawn`, every worker with caches of its own, nothing left behind.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import loader_zygote, zygote_python
+from harness.environment import resolve_tier
+
+TIER = resolve_tier("auto")
+REPO = Path(__file__).resolve().parents[1]
+STAND_IN = [sys.executable, "-I", "-S", str(Path(zygote_python.__file__))]
+
+
+@pytest.fixture(scope="module")
+def zygote_dir():
+    directory = loader_zygote.make_loader_dir()
+    loader_zygote.ensure_started(directory, os.getpid(), TIER)
+    yield directory
+    loader_zygote.stop(directory)
+
+
+def _python(directory: Path, code: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([*STAND_IN, str(directory), "-u", "-c", code], capture_output=True, text=True,
+                          timeout=300, **kwargs)
+
+
+def test_the_code_runs_with_the_callers_pipes_environment_and_folder(zygote_dir, tmp_path):
+    code = ("import os, sys; line = sys.stdin.readline(); "
+            "print(line.strip().upper(), os.getcwd(), os.environ['TCM_PROBE'], os.environ['TCM_WORKER_START']); "
+            "print('to stderr', file=sys.stderr)")
+    done = _python(zygote_dir, code, input="hello\n", cwd=tmp_path, env={**os.environ, "TCM_PROBE": "seen"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["HELLO", str(tmp_path), "seen", "zygote"]
+    assert done.stderr.strip() == "to stderr"
+
+
+def test_it_is_forked_from_the_zygote_with_torch_already_imported(zygote_dir):
+    done = _python(zygote_dir, "import os, sys; print(os.getppid(), 'torch' in sys.modules)")
+    assert done.stdout.split() == [(zygote_dir / loader_zygote.PID_FILE).read_text().strip(), "True"]
+
+
+@pytest.mark.parametrize(("code", "returncode"), [
+    ("import sys; sys.exit(3)", 3),
+    ("import os; os._exit(7)", 7),
+    ("raise ValueError('boom')", 1),
+    ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", -signal.SIGSEGV),
+])
+def test_the_caller_leaves_with_the_workers_exit_status(zygote_dir, code, returncode):
+    done = _python(zygote_dir, code)
+    assert done.returncode == returncode, done.stderr
+    if returncode == 1:
+        assert "ValueError: boom" in done.stderr
+
+
+def test_atexit_runs_as_at_the_end_of_a_python(zygote_dir):
+    done = _python(zygote_dir, "import atexit; atexit.register(print, 'atexit ran')")
+    assert done.stdout.strip() == "atexit ran"
+
+
+def _worker_pid_of(process: subprocess.Popen) -> int:
+    line = process.stdout.readline()  # the worker prints its pid first
+    return int(line)
+
+
+def test_sigterm_to_the_caller_reaches_the_worker(zygote_dir):
+    process = subprocess.Popen([*STAND_IN, str(zygote_dir), "-u", "-c", "import os, time; print(os.getpid()); time.sleep(120)"],
+                               stdout=subprocess.PIPE, text=True)
+    worker = _worker_pid_of(process)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == -signal.SIGTERM
+    assert not loader_zygote._alive(worker)
+
+
+def test_a_worker_whose_caller_is_killed_is_ended(zygote_dir):
+    process = subprocess.Popen([*STAND_IN, str(zygote_dir), "-u", "-c", "import os, time; print(os.getpid()); time.sleep(120)"],
+                               stdout=subprocess.PIPE, text=True)
+    worker = _worker_pid_of(process)
+    process.kill()  # SIGKILL: nothing is passed on; the zygote sees the connection close
+    process.wait()
+    deadline = time.monotonic() + 30
+    while loader_zygote._alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not loader_zygote._alive(worker)
+
+
+def test_with_no_zygote_the_caller_becomes_a_new_python_and_says_so(tmp_path):
+    done = _python(tmp_path / "no-zygote-here", "import os, sys; print(os.environ['TCM_WORKER_START'], 'torch' in sys.modules)")
+    assert done.returncode == 0
+    assert done.stdout.split() == ["spawn", "False"]
+    assert "no zygote" in done.stderr and "starting a new Python instead" in done.stderr
+
+
+def test_arguments_other_than_execnets_start_a_new_python(tmp_path):
+    done = subprocess.run([*STAND_IN, str(tmp_path), "-c", "print(1)", "extra"], capture_output=True, text=True, timeout=60)
+    assert "are not `-u -c CODE`" in done.stderr
+
+
+def _cells(path: Path) -> dict[str, dict]:
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    return {record["id"]: record for record in records if record["record"] == "cell"}
+
+
+@pytest.mark.slow
+def test_zygote_and_spawn_workers_give_the_same_outcomes_with_caches_of_their_own_and_leave_nothing_behind(tmp_path):
+    own_tmp = Path(tempfile.mkdtemp(prefix="tw-"))  # short: the zygote's socket path must fit AF_UNIX's limit
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")}  # the harness's own caches, then
+    outcomes = {}
+    try:
+        for start in ("zygote", "spawn"):
+            results = tmp_path / f"{start}.jsonl"
+            completed = subprocess.run(
+                [sys.executable, "-m", "harness", "run", "-k", "add", "-k", "sin", "-s", "native", "-s", "custom_op",
+                 "-p", "eager", "-p", "compile", "-n", "2", "--isolation", "worker", "--worker-start", start,
+                 "-o", str(results)],
+                cwd=REPO, capture_output=True, text=True, timeout=900, env={**environment, "TMPDIR": str(own_tmp)})
+            assert completed.returncode in (0, 1), completed.stderr[-2000:]
+            assert json.loads(results.read_text().splitlines()[0])["worker_start"] == start
+            cells = _cells(results)
+            assert len(cells) == 8 and {r["detail"].get("worker_start") for r in cells.values()} == {start}
+            outcomes[start] = {cell: (r["outcome"], r["stage"], r["error_type"]) for cell, r in cells.items()}
+            caches = own_tmp / f"tcm-caches-{os.getuid()}"
+            used = {path.parent.name for path in caches.glob("*/inductor") if any(path.iterdir())}
+            assert used and all("-gw" in name for name in used), f"{start}: Inductor caches used: {sorted(used)}"
+            shutil.rmtree(caches)
+        assert outcomes["zygote"] == outcomes["spawn"]
+        assert not list(own_tmp.glob("tcm-loader-*")), "the run left its zygote's folder behind"
+        leftover = subprocess.run(["pgrep", "-f", f"harness.loader_zygote {own_tmp}"], capture_output=True, text=True)
+        assert leftover.stdout == "", "the run left its zygote running"
+    finally:
+        shutil.rmtree(own_tmp, ignore_errors=True)
