@@ -70,7 +70,8 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
         raise RuntimeError("isolation mode 'worker' runs cells in pytest-xdist workers only (pytest -n N)")
     os.ftruncate(log.fileno(), 0)  # the log holds this cell's fault output only
     faulthandler.enable(log, all_threads=True)  # again: pytest's own faulthandler plugin took it back at configure
-    _write(directory / CURRENT, json.dumps({"cell": request.id, "state": "running", "started": time.time(),
+    started = time.time()
+    _write(directory / CURRENT, json.dumps({"cell": request.id, "state": "running", "started": started,
                                             "timeout_s": timeout_s}))
     (directory / STAGE).write_text("build")
     environ = dict(os.environ)
@@ -86,6 +87,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
         shutil.rmtree(workdir, ignore_errors=True)
     result.detail["isolation"] = "worker"
     result.detail["worker_pid"] = os.getpid()
+    result.detail["started_at"] = round(started, 3)  # epoch seconds: a run's timeline, worker by worker
     poisoned = _cuda_poisoned(result)
     if poisoned:
         _slot.retire_reason = poisoned
