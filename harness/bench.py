@@ -45,8 +45,6 @@ class BenchRun:
 
 
 SPAWN_NOTE = "; aoti_fresh_process loads in a new Python per cell (--fresh-loader spawn)"
-WORKER_SPAWN_NOTE = ("; each xdist worker is a new Python (--worker-start spawn), so the loader zygote is started by "
-                     "a worker and its CPU time is not in the CPU column")
 ORDER_NOTE = "; every run starts the longest groups first, by the durations in `{}`"
 
 
@@ -65,8 +63,9 @@ def add_bench_parser(subparsers: Any) -> None:
                        help="every run starts the longest cell groups first, by this earlier run's durations (see `run`)")
     bench.add_argument("--fresh-loader", choices=FRESH_LOADERS, default="zygote",
                        help="how aoti_fresh_process cells get their new process, in every run (see `run`)")
-    bench.add_argument("--worker-start", choices=WORKER_STARTS, default="zygote",
-                       help="how xdist workers start, in every run (see `run`)")
+    bench.add_argument("--worker-start", choices=WORKER_STARTS, default=None,
+                       help="how xdist workers start, in every run (see `run`; default: zygote for worker isolation, "
+                            "spawn for fork and process)")
     bench.add_argument("--modes", default="fork,process,worker", help="isolation modes, comma-separated")
     bench.add_argument("--workers", default="1", help="worker counts, comma-separated (e.g. 1,2)")
     bench.add_argument("--gpus", default=None,
@@ -75,6 +74,22 @@ def add_bench_parser(subparsers: Any) -> None:
     bench.add_argument("-o", "--output", default=None, help="the Markdown table (default OUT_DIR/bench.md)")
     bench.add_argument("--overwrite", action="store_true", help="replace existing results and table")
     bench.set_defaults(handler=command_bench)
+
+
+def _worker_note(context: dict[str, Any]) -> str:
+    """How the runs' xdist workers started, and what the CPU column then misses."""
+    chosen = context.get("worker_start")
+    if chosen == "zygote":
+        note = "; every run's xdist workers are forked from its zygote (--worker-start zygote)"
+    elif chosen == "spawn":
+        note = "; every run's xdist workers are new Pythons (--worker-start spawn)"
+    else:
+        note = ("; xdist workers are forked from the run's zygote in worker isolation and are new Pythons in fork "
+                "and process isolation (--worker-start's default)")
+    if chosen != "zygote" and context.get("fresh_loader") == "zygote" and "aoti_fresh_process" in context.get("pipelines", []):
+        note += ("; where workers are new Pythons, the loader zygote is started by a worker, and its CPU time is not "
+                 "in the CPU column")
+    return note
 
 
 def _split(values: str) -> list[str]:
@@ -132,7 +147,9 @@ def command_bench(args: argparse.Namespace) -> int:
         selection += ["--timeout", str(args.timeout)]
     if args.cold_cache:
         selection += ["--cold-cache"]
-    selection += ["--fresh-loader", args.fresh_loader, "--worker-start", args.worker_start]
+    selection += ["--fresh-loader", args.fresh_loader]
+    if args.worker_start:
+        selection += ["--worker-start", args.worker_start]
     if args.durations_from:
         selection += ["--durations-from", args.durations_from]
     load_at_start = os.getloadavg()[0]
@@ -269,7 +286,7 @@ def render_bench(runs: list[BenchRun], context: dict[str, Any]) -> str:
         f"Cells: {context['cells']} ({', '.join(context['kernels'])} x {', '.join(context['styles'])} x "
         f"{', '.join(context['pipelines'])}){', each with empty caches (--cold-cache)' if context.get('cold_cache') else ''}"
         f"{SPAWN_NOTE if context.get('fresh_loader') == 'spawn' else ''}"
-        f"{WORKER_SPAWN_NOTE if context.get('worker_start') == 'spawn' else ''}"
+        f"{_worker_note(context)}"
         f"{ORDER_NOTE.format(context['durations_from']) if context.get('durations_from') else ''}. "
         "Each row is one `python -m harness run` of those cells, all rows in one bench, in this order.",
         "",

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.loader_zygote import FRESH_LOADERS, WORKER_STARTS
+from harness.loader_zygote import FRESH_LOADERS, WORKER_STARTS, worker_start
 from harness.vocab import PIPELINE_FAMILIES, STYLES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -50,9 +50,10 @@ def _add_run_parser(subparsers: Any) -> None:
     run.add_argument("--fresh-loader", choices=FRESH_LOADERS, default="zygote",
                      help="aoti_fresh_process: fork each loader from one process per run that imported torch only "
                           "(zygote), or start a new Python per cell (spawn)")
-    run.add_argument("--worker-start", choices=WORKER_STARTS, default="zygote",
-                     help="with -n: fork each xdist worker from the run's zygote, which imported torch and ran "
-                          "Inductor's CPU ISA probe once (zygote), or start a new Python per worker (spawn)")
+    run.add_argument("--worker-start", choices=WORKER_STARTS, default=None,
+                     help="with xdist: fork each worker from the run's zygote, which imported torch and ran Inductor's "
+                          "CPU ISA probe once (zygote), or start a new Python per worker (spawn); default: zygote with "
+                          "--isolation worker, spawn otherwise")
     run.add_argument("--cold-cache", action="store_true", help="every cell gets empty Inductor and Triton caches")
     run.add_argument("--timeout", type=float, default=None, help="per-cell limit in seconds")
     run.add_argument("--shard", default=None, metavar="I/N", help="run only shard I of N (1 <= I <= N), deterministic")
@@ -101,7 +102,7 @@ def command_run(args: argparse.Namespace) -> int:
     pytest_args = [str(MATRIX_DIR), "-q", "-p", "no:cacheprovider", "--rootdir", str(REPO_ROOT),
                    "--matrix-results", str(output), "--matrix-overwrite", "--matrix-tier", loaded["tier"],
                    "--matrix-isolation", args.isolation, "--matrix-fresh-loader", args.fresh_loader,
-                   "--matrix-worker-start", args.worker_start]
+                   "--matrix-worker-start", worker_start(args.isolation, args.worker_start)]
     for option, values in (("--matrix-kernel", kernels), ("--matrix-style", styles),
                            ("--matrix-pipeline", pipelines), ("--kernels-from", args.kernels_from)):
         for value in values:

@@ -38,6 +38,14 @@ from typing import Any
 SOCKET, PID_FILE, LOCK, LOG = "zygote.sock", "zygote.pid", "start.lock", "zygote.log"
 FRESH_LOADERS = ("zygote", "spawn")  # --fresh-loader: this zygote, or a new Python per cell
 WORKER_STARTS = ("zygote", "spawn")  # --worker-start: xdist workers forked from this zygote, or xdist's new Pythons
+
+
+def worker_start(isolation: str, chosen: str | None) -> str:
+    """The chosen --worker-start, else zygote in worker isolation (measured on the H200s: the same outcomes as
+    spawn) and spawn in fork and process isolation (zygote-started workers there are tested on the CPU tier only)."""
+    if chosen is not None:
+        return chosen
+    return "zygote" if isolation == "worker" else "spawn"
 LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE = "TCM_LOADER_DIR", "TCM_LOADER_OWNER"  # set by the plugin in a zygote run
 START_TIMEOUT_S = 60.0  # from starting the zygote to its socket being there (it binds before importing torch)
 LOADER_REQUEST, WORKER_REQUEST = b"L", b"W"  # a request's first byte; a worker's carries its stdin, stdout and stderr

@@ -74,6 +74,19 @@ def test_the_table_says_when_fresh_process_cells_loaded_in_a_new_python():
     assert "every run starts the longest groups first, by the durations in `last.jsonl`" in ordered
 
 
+def test_the_table_says_how_xdist_workers_started_and_what_the_cpu_column_then_misses():
+    def table(**context: object) -> str:
+        return render_bench([_run("process", "2", 1.0, 1.0)], {**CONTEXT, **context})
+
+    assert "forked from the run's zygote in worker isolation and are new Pythons in fork and process" in table()
+    assert "every run's xdist workers are forked from its zygote (--worker-start zygote)" in table(worker_start="zygote")
+    assert "every run's xdist workers are new Pythons (--worker-start spawn)" in table(worker_start="spawn")
+    misses = "the loader zygote is started by a worker, and its CPU time is not in the CPU column"
+    fresh = {"fresh_loader": "zygote", "pipelines": ["eager", "aoti_fresh_process"]}
+    assert misses in table(**fresh) and misses in table(worker_start="spawn", **fresh)
+    assert misses not in table(worker_start="zygote", **fresh) and misses not in table(fresh_loader="zygote")
+
+
 def harness(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True, timeout=300)
 
@@ -108,6 +121,8 @@ def test_a_real_bench_writes_each_run_and_the_table(tmp_path):
         results = read_results(tmp_path / "runs" / f"{mode}-n1.jsonl")
         assert sorted(cell.id for cell in results.cells) == ["add/native/eager", "add/raw/eager"]
         assert results.header["isolation"] == mode
+        # worker isolation runs in xdist workers forked from the run's zygote; process -n 1 runs without xdist
+        assert results.header.get("worker_start") == {"worker": "zygote", "process": None}[mode]
     rows = _rows(table.read_text())
     assert rows[("worker", "1")][2] == "2" and rows[("worker", "1")][7] == "identical"
     assert float(rows[("process", "1")][3]) > 0 and float(rows[("process", "1")][4]) > 0

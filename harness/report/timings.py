@@ -2,7 +2,8 @@
 
 Speed work starts here: a pipeline's share of the summed cell times, and inside it the stage
 (trace, compile, load, run, check) that holds the seconds. Files written before cells recorded
-stage_s show only the totals.
+stage_s show only the totals. When cells say when they started (detail.started_at, worker
+isolation), a timeline follows: how busy the workers were, and which cells ended the run.
 """
 
 from __future__ import annotations
@@ -47,7 +48,45 @@ def render_timings(results: ResultsFile, source: str) -> str:
         lines.append(f"Spread perfectly over this machine's {cpu_count} cores the cells need at least "
                      f"{total / cpu_count / 60:.1f} min of wall time.")
     lines += ["", tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True), ""]
+    lines += render_timeline(results.cells)
     return "\n".join(lines)
+
+
+TIMELINE_BIN_S = 10.0
+LAST_CELLS = 5
+
+
+def render_timeline(cells: list) -> list[str]:
+    """From the first cell's start to the last cell's end: cells running per 10 s, and the cells that ended last."""
+    timed = [(float(cell.detail["started_at"]), float(cell.detail["started_at"]) + (cell.duration_s or 0.0), cell)
+             for cell in cells if isinstance(cell.detail.get("started_at"), (int, float))]
+    if not timed:
+        return []
+    first = min(start for start, _, _ in timed)
+    span = max(end for _, end, _ in timed) - first
+    bins = [0.0] * (int(span // TIMELINE_BIN_S) + 1)
+    for start, end, _ in timed:
+        for index in range(int((start - first) // TIMELINE_BIN_S), int((end - first) // TIMELINE_BIN_S) + 1):
+            low, high = first + index * TIMELINE_BIN_S, first + (index + 1) * TIMELINE_BIN_S
+            bins[index] += max(0.0, min(end, high) - max(start, low)) / TIMELINE_BIN_S
+    workers = {cell.worker for _, _, cell in timed}
+    busy = sum(end - start for start, end, _ in timed)
+    last = sorted(timed, key=lambda item: -item[1])[:LAST_CELLS]
+    return [
+        "## Timeline",
+        "",
+        f"{len(timed)} cells with a start time, on {len(workers)} worker processes (replacements included): the first "
+        f"started, and the last ended, {span:.1f} s apart; cells were running {busy / span if span else 0:.1f} at a "
+        "time on average. The run's wall time adds its start (the controller, the zygote, each worker's "
+        "collection) and its end.",
+        "",
+        "Cells running, on average, in each 10 s from the first start: "
+        + " ".join(f"{value:.1f}" for value in bins) + ".",
+        "",
+        "The cells that ended last: " + "; ".join(
+            f"`{cell.id}` ({start - first:.0f}-{end - first:.0f} s)" for start, end, cell in last) + ".",
+        "",
+    ]
 
 
 def _seconds(cells: list) -> float:

@@ -70,3 +70,23 @@ def test_the_committed_timings_are_rendered_from_the_committed_run(timings: Path
     results = _results_of(timings)
     source = str(results.relative_to(REPO))
     assert render_timings(read_results(results), source) == timings.read_text()
+
+
+def test_cells_with_start_times_get_a_timeline_of_how_busy_the_workers_were() -> None:
+    t0 = 1_700_000_000.0
+    cells = [
+        cell("a", "raw", "eager", duration_s=20.0, worker="gw0", detail={"started_at": t0}),
+        cell("b", "raw", "eager", duration_s=5.0, worker="gw1", detail={"started_at": t0}),
+        cell("c", "raw", "eager", duration_s=10.0, worker="gw1", detail={"started_at": t0 + 15.0}),
+    ]
+    text = render_timings(results(cells, environment(cpu_count=2)), "r.jsonl")
+    assert "## Timeline" in text
+    assert "on 2 worker processes (replacements included): the first started, and the last ended, 25.0 s apart" in text
+    assert "cells were running 1.4 at a time on average" in text  # 35 cell-s over 25 s
+    assert "in each 10 s from the first start: 1.5 1.5 0.5." in text  # 0-10: a 10 + b 5; 10-20: a 10 + c 5; 20-25: c 5
+    assert text.index("`c/raw/eager` (15-25 s)") < text.index("`a/raw/eager` (0-20 s)")
+
+
+def test_cells_without_start_times_get_no_timeline() -> None:
+    text = render_timings(results([cell("a", "raw", "eager", duration_s=1.0)], environment(cpu_count=2)), "r.jsonl")
+    assert "Timeline" not in text
