@@ -1,21 +1,29 @@
-"""The loader zygote: one process per run that imported torch, ran Inductor's CPU ISA probe, and forks each fresh loader.
+"""The run's zygote: one process per run that imported torch, ran Inductor's CPU ISA probe, and forks
+fresh-process loaders and, with `--worker-start zygote`, the xdist workers themselves.
 
 Why: on torch 2.11 a new Python that loads an AOTInductor package first pays `import torch` and then
 Inductor's CPU ISA probe, which `aoti_load_package` runs (10 child Pythons that import torch; about
-27 s per load on the H100, README "Where a full GPU run's time goes"). `aoti_fresh_process` asks whether a
-package runs in a process that never imported the kernel's module; forking each loader from one process
-that did those two things once, never touched CUDA and never imported a kernel module, keeps that
-question and drops the repeated cost. The loader child is `harness.aoti_loader.main`, as in a new Python;
-its report still lists any kernel module it finds imported.
+27 s per load on the H100, README "Where a full GPU run's time goes"); a new xdist worker pays the same
+before its first compile. `aoti_fresh_process` asks whether a package runs in a process that never
+imported the kernel's module; forking each loader from one process that did those two things once,
+never touched CUDA and never imported a kernel module, keeps that question and drops the repeated cost.
+The loader child is `harness.aoti_loader.main`, as in a new Python; its report still lists any kernel
+module it finds imported. A worker child runs the code xdist would give a new Python (`_worker_child`,
+asked for by harness.zygote_python).
 
 - Server: `python -m harness.loader_zygote DIR OWNER_PID TIER`. It binds DIR/zygote.sock first (clients
-  may connect while it warms up), leaves when OWNER_PID is gone, and answers one JSON line per request:
-  `{"returncode": N, "timed_out": bool, "pid": P}`; N < 0 is the signal that ended the loader.
+  may connect while it warms up), leaves when OWNER_PID is gone and its children have ended. A request is
+  one byte (`L` a loader, `W` a worker, which carries its stdin, stdout and stderr) and one JSON line; the
+  answer to a loader is one JSON line `{"returncode": N, "timed_out": bool, "pid": P}` (N < 0: the signal
+  that ended it); a worker's caller first gets `{"pid": P}`, then the same line when the worker ends.
 - Client: `run_loader(DIR, OWNER_PID, TIER, argv, env, timeout_s, log)`, which starts the zygote if none is
   alive (under a file lock: many workers may ask at once).
-- The controller makes DIR (`make_loader_dir`) and ends the zygote (`stop`) when the run ends.
-The loader child replaces its environment with the caller's (its GPU pin, its caches) before it loads;
-torch itself was imported with the environment of the process that started the zygote.
+- The controller makes DIR (`make_loader_dir`), starts the zygote itself when workers are to be forked from
+  it, and ends it (`stop`, which also waits for it when this process started it).
+A child replaces its environment with the caller's (its GPU pin, its caches) before it does anything;
+torch itself was imported with the environment of the process that started the zygote. Python warns that
+the zygote is multi-threaded when it forks: after `import torch` it has one native thread besides its own
+(seen on the CPU tier and on the GPUs); no fork has hung on it in the GPU runs or the tests.
 """
 
 from __future__ import annotations
@@ -260,8 +268,10 @@ def _worker_child(request: dict[str, Any], descriptors: list[int]) -> int:
     code = 0
     try:
         exec(compile(request["code"], "<string>", "exec"), {"__name__": "__main__", "__builtins__": builtins})
-    except SystemExit as exit_request:
+    except SystemExit as exit_request:  # as Python treats it: None is 0, a message is printed and is 1
         code = exit_request.code if isinstance(exit_request.code, int) else (0 if exit_request.code is None else 1)
+        if exit_request.code is not None and not isinstance(exit_request.code, int):
+            print(exit_request.code, file=sys.stderr)
     threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()  # as Python ends: non-daemon threads joined first, then atexit
     return code
@@ -303,14 +313,24 @@ def _send(connection: socket.socket, answer: dict[str, Any], close: bool = True)
 def _read_request(connection: socket.socket) -> tuple[dict[str, Any], list[int]]:
     """A request: its kind (one byte, with the worker's three descriptors), then one JSON line."""
     kind, descriptors, _, _ = socket.recv_fds(connection, 1, 3)
-    line = connection.makefile("rb").readline()
-    request = json.loads(line)
-    request["kind"] = "worker" if kind == WORKER_REQUEST else "loader"
-    if request["kind"] == "worker" and len(descriptors) != 3:
-        for descriptor in descriptors:
+    try:
+        request = json.loads(connection.makefile("rb").readline())
+        request["kind"] = "worker" if kind == WORKER_REQUEST else "loader"
+        if request["kind"] == "worker" and len(descriptors) != 3:
+            raise ValueError("a worker request carries stdin, stdout and stderr")
+    except (OSError, ValueError, TypeError):
+        for descriptor in descriptors:  # a bad request: the zygote keeps none of its descriptors
             os.close(descriptor)
-        raise ValueError("a worker request carries stdin, stdout and stderr")
+        raise ValueError("a malformed request") from None
     return request, descriptors
+
+
+def _went_away(client: socket.socket) -> bool:
+    """A worker's caller only ever waits: a readable connection means it closed."""
+    try:
+        return not client.recv(1)
+    except OSError:
+        return True
 
 
 @dataclass
@@ -328,7 +348,7 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
     os.replace(temporary, directory / SOCKET)  # clients connect now; they are answered after the warm-up
     _warm(tier)
     if not _fork_is_clean():
-        print("the warm-up started CUDA: a forked loader could not use it; no loader is forked", flush=True)
+        print("the warm-up started CUDA: a forked child could not use it; nothing is forked", flush=True)
         return
     print(f"zygote {os.getpid()} ready: torch imported, CPU ISA probed", flush=True)
     running: dict[int, _Running] = {}  # child pid -> its client, its deadline, whether it is a worker
@@ -337,10 +357,9 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
         workers = {entry.client: pid for pid, entry in running.items() if entry.worker}
         readable, _, _ = select.select([listener, *workers], [], [], 0.2)
         for client in readable:
-            if client is not listener:  # a worker's caller went away (it only ever waits): end its worker
-                if not client.recv(1) and workers[client] not in killed:
-                    os.kill(workers[client], signal.SIGKILL)
-                    killed.add(workers[client])
+            if client is not listener and _went_away(client) and workers[client] not in killed:
+                os.kill(workers[client], signal.SIGKILL)  # its caller (harness.zygote_python) is gone: so is the worker
+                killed.add(workers[client])
         if listener in readable and _alive(owner_pid):
             connection, _ = listener.accept()
             connection.settimeout(30)

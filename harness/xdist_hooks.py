@@ -68,11 +68,16 @@ def _start_workers_from_zygote(config: pytest.Config) -> None:
     xdist starts a worker as `PYTHON -u -c CODE`; PYTHON becomes harness.zygote_python, which has the zygote
     fork it. The zygote starts now, so that its warm-up overlaps the controller's collection."""
     from harness.environment import resolve_tier
-    from harness.loader_zygote import ensure_started
+    from harness.loader_zygote import ZygoteUnavailable, ensure_started
     from harness.pytest_plugin import loader_dir
 
     directory = loader_dir(config)
-    ensure_started(directory, os.getpid(), resolve_tier(config.option.matrix_tier))
+    try:
+        ensure_started(directory, os.getpid(), resolve_tier(config.option.matrix_tier))
+    except ZygoteUnavailable as exc:  # the run goes on with xdist's own workers, and its header says so
+        print(f"--worker-start zygote: {exc}; starting workers as new Pythons", file=sys.stderr)
+        config.option.matrix_worker_start = "spawn"
+        return
     stand_in = " ".join(shlex.quote(part) for part in (sys.executable, "-I", "-S", ZYGOTE_PYTHON, str(directory)))
     config.option.tx = [f"popen//python={stand_in}" if spec == "popen" else spec for spec in config.option.tx]
 

@@ -57,6 +57,7 @@ def test_it_is_forked_from_the_zygote_with_torch_already_imported(zygote_dir):
 
 @pytest.mark.parametrize(("code", "returncode"), [
     ("import sys; sys.exit(3)", 3),
+    ("import sys; sys.exit('a message')", 1),
     ("import os; os._exit(7)", 7),
     ("raise ValueError('boom')", 1),
     ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", -signal.SIGSEGV),
@@ -64,8 +65,10 @@ def test_it_is_forked_from_the_zygote_with_torch_already_imported(zygote_dir):
 def test_the_caller_leaves_with_the_workers_exit_status(zygote_dir, code, returncode):
     done = _python(zygote_dir, code)
     assert done.returncode == returncode, done.stderr
-    if returncode == 1:
+    if "boom" in code:
         assert "ValueError: boom" in done.stderr
+    if "a message" in code:
+        assert done.stderr.strip() == "a message"
 
 
 def test_atexit_runs_as_at_the_end_of_a_python(zygote_dir):
@@ -153,3 +156,39 @@ def test_zygote_and_spawn_workers_give_the_same_outcomes_with_caches_of_their_ow
 ])
 def test_the_default_worker_start_is_the_zygote_in_worker_isolation_only(isolation, chosen, started_by):
     assert loader_zygote.worker_start(isolation, chosen) == started_by
+
+
+def test_the_controller_names_the_stand_in_as_each_workers_python_and_falls_back_when_no_zygote_starts(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+
+    import harness.pytest_plugin
+    from harness import xdist_hooks
+
+    monkeypatch.setattr(harness.pytest_plugin, "loader_dir", lambda config: tmp_path)
+    option = SimpleNamespace(matrix_tier="cpu", matrix_worker_start="zygote", tx=["popen", "popen"])
+    config = SimpleNamespace(option=option)
+    monkeypatch.setattr(loader_zygote, "ensure_started", lambda directory, owner, tier: 1)
+    xdist_hooks._start_workers_from_zygote(config)
+    assert len(option.tx) == 2 and all(spec.startswith("popen//python=") and "zygote_python.py" in spec
+                                       and str(tmp_path) in spec for spec in option.tx)
+
+    def cannot_start(directory, owner, tier):
+        raise loader_zygote.ZygoteUnavailable("the loader zygote did not start (exit 1): boom")
+
+    option.tx = ["popen"]
+    monkeypatch.setattr(loader_zygote, "ensure_started", cannot_start)
+    xdist_hooks._start_workers_from_zygote(config)
+    assert option.tx == ["popen"] and option.matrix_worker_start == "spawn"
+
+
+def test_a_malformed_request_is_dropped_and_the_zygote_goes_on(zygote_dir):
+    import socket
+
+    for garbage in (b"W{not json\n", b"W" + b'{"code": "print(1)"}\n'):  # the second carries no descriptors
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.connect(str(zygote_dir / loader_zygote.SOCKET))
+            connection.sendall(garbage)
+            connection.settimeout(30)
+            assert connection.recv(100) == b""  # closed without an answer
+    done = _python(zygote_dir, "print('still serving')")
+    assert done.stdout.strip() == "still serving"
