@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.isolation import ISOLATION_MODES
 from harness.loader_zygote import FRESH_LOADERS, WORKER_STARTS, worker_start
 from harness.vocab import PIPELINE_FAMILIES, STYLES
 
@@ -44,7 +45,7 @@ def _add_run_parser(subparsers: Any) -> None:
     run.add_argument("--overwrite", action="store_true", help="replace an existing results file")
     run.add_argument("--kernels-from", action="append", default=[], help="module or .py file with more KernelSpecs")
     run.add_argument("--tier", choices=("auto", "gpu", "cpu"), default="auto")
-    run.add_argument("--isolation", choices=("fork", "process", "worker"), default="fork",
+    run.add_argument("--isolation", choices=ISOLATION_MODES, default="fork",
                      help="fork: a child per cell; process: a new interpreter per cell; "
                           "worker: cells run in long-lived xdist workers, replaced after a crash, timeout or CUDA error")
     run.add_argument("--fresh-loader", choices=FRESH_LOADERS, default="zygote",

@@ -399,6 +399,8 @@ def main(argv: list[str]) -> int:
         serve(directory, owner_pid, tier)
     finally:
         (directory / SOCKET).unlink(missing_ok=True)
+        if not _alive(owner_pid):  # its run was killed before it could remove the folder: nobody else will
+            shutil.rmtree(directory, ignore_errors=True)
     return 0
 
 

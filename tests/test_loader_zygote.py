@@ -84,9 +84,9 @@ def test_the_zygote_leaves_when_its_owner_is_gone(tmp_path):
             except ChildProcessError:
                 break
         assert not loader_zygote._alive(pid)
+        assert not directory.exists(), "a zygote whose run was killed removes the run's folder itself"
     finally:
         loader_zygote.stop(directory)
-    assert not directory.exists()
 
 
 def test_a_killed_zygote_is_started_again_by_the_next_request(tmp_path):
