@@ -43,7 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SOCKET, PID_FILE, LOCK, LOG = "zygote.sock", "zygote.pid", "start.lock", "zygote.log"
+from harness.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
+
+PID_FILE, LOCK, LOG = "zygote.pid", "start.lock", "zygote.log"
 FRESH_LOADERS = ("zygote", "spawn")  # --fresh-loader: this zygote, or a new Python per cell
 WORKER_STARTS = ("zygote", "spawn")  # --worker-start: xdist workers forked from this zygote, or xdist's new Pythons
 
@@ -56,7 +58,7 @@ def worker_start(isolation: str, chosen: str | None) -> str:
     return "zygote" if isolation == "worker" else "spawn"
 LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE = "TCM_LOADER_DIR", "TCM_LOADER_OWNER"  # set by the plugin in a zygote run
 START_TIMEOUT_S = 60.0  # from starting the zygote to its socket being there (it binds before importing torch)
-LOADER_REQUEST, WORKER_REQUEST = b"L", b"W"  # a request's first byte; a worker's carries its stdin, stdout and stderr
+LOADER_REQUEST = b"L"  # a request's first byte; a worker's is WORKER_REQUEST and carries its stdin, stdout and stderr
 REPLY_GRACE_S = 600.0  # past the loader's own limit (the warm-up counts in the first); the cell's limit comes first
 LOG_TAIL_CHARS = 300
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"

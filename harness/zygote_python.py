@@ -23,8 +23,8 @@ import socket
 import sys
 from typing import NoReturn
 
-SOCKET = "zygote.sock"  # harness.loader_zygote.SOCKET
-WORKER_REQUEST = b"W"  # harness.loader_zygote.WORKER_REQUEST
+SOCKET = "zygote.sock"  # the zygote's socket in its folder (harness.loader_zygote uses these two)
+WORKER_REQUEST = b"W"  # a worker request's first byte
 STARTED_VARIABLE = "TCM_WORKER_START"  # what the worker was started by: zygote or spawn
 
 

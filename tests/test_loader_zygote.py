@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from zygote_helpers import assert_no_zygote_left, cells_of
 
 import kernels  # noqa: F401  (the caller has imported the kernels; the loader must not see them)
 from harness import loader_zygote
@@ -109,11 +110,6 @@ def test_a_zygote_that_cannot_start_is_one_clear_error(tmp_path):
         loader_zygote.ensure_started(directory, os.getpid(), TIER)
 
 
-def _cells(path: Path) -> dict[str, dict]:
-    records = [json.loads(line) for line in path.read_text().splitlines()]
-    return {record["id"]: record for record in records if record["record"] == "cell"}
-
-
 @pytest.mark.slow
 def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behind(tmp_path):
     outcomes = {}
@@ -132,16 +128,14 @@ def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behin
             assert completed.returncode in (0, 1), completed.stderr[-2000:]
             header = json.loads(results.read_text().splitlines()[0])
             assert header["fresh_loader"] == loader
-            cells = _cells(results)
+            cells = cells_of(results)
             assert len(cells) == 1
             outcomes[loader] = {cell: (r["outcome"], r["stage"], r["error_type"]) for cell, r in cells.items()}
             passing = [r for r in cells.values() if r["outcome"] == "pass"]
             assert passing and all(r["detail"]["loader"] == loader for r in passing)
             assert all(r["detail"]["loader_modules_with_kernels"] == [] for r in passing)
         assert outcomes["zygote"] == outcomes["spawn"]
-        assert not list(own_tmp.glob("tcm-loader-*")), "the run left its zygote's folder behind"
-        leftover = subprocess.run(["pgrep", "-f", f"harness.loader_zygote {own_tmp}"], capture_output=True, text=True)
-        assert leftover.stdout == "", "the run left its zygote running"
+        assert_no_zygote_left(own_tmp)
     finally:
         shutil.rmtree(own_tmp, ignore_errors=True)
 

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from zygote_helpers import assert_no_zygote_left, cells_of
 
 from harness import loader_zygote, zygote_python
 from harness.environment import resolve_tier
@@ -114,11 +115,6 @@ def test_arguments_other_than_execnets_start_a_new_python(tmp_path):
     assert "are not `-u -c CODE`" in done.stderr
 
 
-def _cells(path: Path) -> dict[str, dict]:
-    records = [json.loads(line) for line in path.read_text().splitlines()]
-    return {record["id"]: record for record in records if record["record"] == "cell"}
-
-
 @pytest.mark.slow
 def test_zygote_and_spawn_workers_give_the_same_outcomes_with_caches_of_their_own_and_leave_nothing_behind(tmp_path):
     own_tmp = Path(tempfile.mkdtemp(prefix="tw-"))  # short: the zygote's socket path must fit AF_UNIX's limit
@@ -135,7 +131,7 @@ def test_zygote_and_spawn_workers_give_the_same_outcomes_with_caches_of_their_ow
                 cwd=REPO, capture_output=True, text=True, timeout=900, env={**environment, "TMPDIR": str(own_tmp)})
             assert completed.returncode in (0, 1), completed.stderr[-2000:]
             assert json.loads(results.read_text().splitlines()[0])["worker_start"] == start
-            cells = _cells(results)
+            cells = cells_of(results)
             assert len(cells) == 8 and {r["detail"].get("worker_start") for r in cells.values()} == {start}
             outcomes[start] = {cell: (r["outcome"], r["stage"], r["error_type"]) for cell, r in cells.items()}
             caches = own_tmp / f"tcm-caches-{os.getuid()}"
@@ -143,9 +139,7 @@ def test_zygote_and_spawn_workers_give_the_same_outcomes_with_caches_of_their_ow
             assert used and all("-gw" in name for name in used), f"{start}: Inductor caches used: {sorted(used)}"
             shutil.rmtree(caches)
         assert outcomes["zygote"] == outcomes["spawn"]
-        assert not list(own_tmp.glob("tcm-loader-*")), "the run left its zygote's folder behind"
-        leftover = subprocess.run(["pgrep", "-f", f"harness.loader_zygote {own_tmp}"], capture_output=True, text=True)
-        assert leftover.stdout == "", "the run left its zygote running"
+        assert_no_zygote_left(own_tmp)
     finally:
         shutil.rmtree(own_tmp, ignore_errors=True)
 

@@ -57,7 +57,7 @@ LAST_CELLS = 5
 
 
 def render_timeline(cells: list) -> list[str]:
-    """From the first cell's start to the last cell's end: cells running per 10 s, and the cells that ended last."""
+    """From the first cell's start to the last cell's end: cells running per TIMELINE_BIN_S, and the cells that ended last."""
     timed = [(float(cell.detail["started_at"]), float(cell.detail["started_at"]) + (cell.duration_s or 0.0), cell)
              for cell in cells if isinstance(cell.detail.get("started_at"), (int, float))]
     if not timed:
@@ -80,7 +80,7 @@ def render_timeline(cells: list) -> list[str]:
         "time on average. The run's wall time adds its start (the controller, the zygote, each worker's "
         "collection) and its end.",
         "",
-        "Cells running, on average, in each 10 s from the first start: "
+        f"Cells running, on average, in each {TIMELINE_BIN_S:.0f} s from the first start: "
         + " ".join(f"{value:.1f}" for value in bins) + ".",
         "",
         "The cells that ended last: " + "; ".join(
