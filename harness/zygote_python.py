@@ -29,6 +29,8 @@ STARTED_VARIABLE = "TCM_WORKER_START"  # what the worker was started by: zygote 
 
 
 def _become_python(python_args: list[str], why: str) -> NoReturn:
+    for forwarded in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(forwarded, signal.SIG_DFL)  # the new Python takes its signals itself
     print(f"zygote_python: {why}; starting a new Python instead", file=sys.stderr, flush=True)
     os.environ[STARTED_VARIABLE] = "spawn"
     os.execv(sys.executable, [sys.executable, *python_args])
@@ -44,6 +46,17 @@ def _code(python_args: list[str]) -> str | None:
 
 def main(argv: list[str]) -> int:
     directory, python_args = argv[0], argv[1:]
+    worker: list[int] = []  # its pid, once the zygote has forked it
+    held: list[int] = []  # signals that came before that: passed on as soon as the pid is known
+
+    def pass_on(number: int, _frame: object) -> None:
+        if worker:
+            os.kill(worker[0], number)
+        else:
+            held.append(number)
+
+    for forwarded in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(forwarded, pass_on)
     code = _code(python_args)
     if code is None:
         _become_python(python_args, f"arguments {python_args!r} are not `-u -c CODE`")
@@ -63,12 +76,12 @@ def main(argv: list[str]) -> int:
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)  # the worker holds execnet's pipes now: its exit alone must close them
     os.dup2(null, 1)
-    worker = int(json.loads(started)["pid"])
-    for forwarded in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(forwarded, lambda number, _frame: os.kill(worker, number))
+    worker.append(int(json.loads(started)["pid"]))
+    for number in held:
+        os.kill(worker[0], number)
     ended = replies.readline()
     if not ended:
-        print(f"zygote_python: the zygote closed before worker {worker} ended", file=sys.stderr, flush=True)
+        print(f"zygote_python: the zygote closed before worker {worker[0]} ended", file=sys.stderr, flush=True)
         return 1
     returncode = int(json.loads(ended)["returncode"])
     if returncode < 0:  # the signal that ended the worker ends its stand-in too
