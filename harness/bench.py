@@ -46,6 +46,7 @@ class BenchRun:
 
 SPAWN_NOTE = "; aoti_fresh_process loads in a new Python per cell (--fresh-loader spawn)"
 ORDER_NOTE = "; every run starts the longest groups first, by the durations in `{}`"
+SHARD_NOTE = ", shard {} of them (`--shard`: whole kernel-pipeline groups, {})"
 
 
 def add_bench_parser(subparsers: Any) -> None:
@@ -59,6 +60,8 @@ def add_bench_parser(subparsers: Any) -> None:
     bench.add_argument("--tier", choices=("auto", "gpu", "cpu"), default="auto")
     bench.add_argument("--timeout", type=float, default=None, help="per-cell limit in seconds, passed to each run")
     bench.add_argument("--cold-cache", action="store_true", help="every cell of every run gets empty caches")
+    bench.add_argument("--shard", default=None, metavar="I/N",
+                       help="every run asks only shard I of N of the cells (see `run`), balanced by --durations-from if given")
     bench.add_argument("--durations-from", default=None, metavar="RESULTS.jsonl",
                        help="every run starts the longest cell groups first, by this earlier run's durations (see `run`)")
     bench.add_argument("--fresh-loader", choices=FRESH_LOADERS, default="zygote",
@@ -92,6 +95,14 @@ def _worker_note(context: dict[str, Any]) -> str:
     return note
 
 
+def _shard_note(context: dict[str, Any]) -> str:
+    """Which slice of the selection the cell count is, and how the slice was balanced."""
+    if not context.get("shard"):
+        return ""
+    how = f"balanced by the durations in `{context['durations_from']}`" if context.get("durations_from") else "round robin"
+    return SHARD_NOTE.format(context["shard"], how)
+
+
 def _split(values: str) -> list[str]:
     return [value.strip() for value in values.split(",") if value.strip()]
 
@@ -116,13 +127,13 @@ def command_bench(args: argparse.Namespace) -> int:
         named = repr(unknown[0]) if unknown else "(none)"
         raise CliError(f"--modes: unknown isolation mode {named}; valid modes: {', '.join(ISOLATION_MODES)}")
     workers = _counts(args.workers, "--workers", "worker")
-    if args.durations_from:
-        from harness.shard import ShardError, load_durations
+    from harness.shard import ShardError, load_durations, parse_shard, shard_cells
 
-        try:
-            load_durations(args.durations_from)  # one clear error before anything runs, not one per run
-        except ShardError as exc:
-            raise CliError(str(exc)) from None
+    try:  # one clear error before anything runs, not one per run
+        durations = load_durations(args.durations_from) if args.durations_from else None
+        shard = parse_shard(args.shard) if args.shard else None
+    except ShardError as exc:
+        raise CliError(str(exc)) from None
     environment = describe(loaded["tier"])
     gpu_counts, visible = _gpu_counts(args.gpus, environment)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -139,7 +150,9 @@ def command_bench(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"{out_dir}: cannot create the output folder ({exc.strerror})") from None
 
-    cells = select_cells(kernels, styles, pipelines)
+    cells = shard_cells(select_cells(kernels, styles, pipelines), shard, durations)
+    if not cells:
+        raise CliError(f"--shard {shard}: no cells in this shard of the selection")
     selection = ["--tier", loaded["tier"], "-k", ",".join(kernels), "-s", ",".join(styles), "-p", ",".join(pipelines)]
     for source in args.kernels_from:
         selection += ["--kernels-from", source]
@@ -152,6 +165,8 @@ def command_bench(args: argparse.Namespace) -> int:
         selection += ["--worker-start", args.worker_start]
     if args.durations_from:
         selection += ["--durations-from", args.durations_from]
+    if shard:
+        selection += ["--shard", str(shard)]
     load_at_start = os.getloadavg()[0]
     names = [f"{m} -n {c}{f' on {g} GPU(s)' if g else ''}" for m, c, g, _ in plan]
     print(f"bench: {len(cells)} cells x {len(plan)} runs ({', '.join(names)}) into {out_dir}")
@@ -163,6 +178,7 @@ def command_bench(args: argparse.Namespace) -> int:
     context = {"environment": environment, "cells": len(cells), "kernels": kernels, "styles": styles,
                "pipelines": pipelines, "load_at_start": load_at_start, "cold_cache": args.cold_cache,
                "fresh_loader": args.fresh_loader, "worker_start": args.worker_start, "durations_from": args.durations_from,
+               "shard": str(shard) if shard else None,
                "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
     table = render_bench(runs, context)
     from harness.report.atomic import write_text_atomic
@@ -284,7 +300,7 @@ def render_bench(runs: list[BenchRun], context: dict[str, Any]) -> str:
         f"load average {context['load_at_start']:.2f} at the start; {context['date']}.",
         "",
         f"Cells: {context['cells']} ({', '.join(context['kernels'])} x {', '.join(context['styles'])} x "
-        f"{', '.join(context['pipelines'])}){', each with empty caches (--cold-cache)' if context.get('cold_cache') else ''}"
+        f"{', '.join(context['pipelines'])}){_shard_note(context)}{', each with empty caches (--cold-cache)' if context.get('cold_cache') else ''}"
         f"{SPAWN_NOTE if context.get('fresh_loader') == 'spawn' else ''}"
         f"{_worker_note(context)}"
         f"{ORDER_NOTE.format(context['durations_from']) if context.get('durations_from') else ''}. "

@@ -74,6 +74,38 @@ def test_the_table_says_when_fresh_process_cells_loaded_in_a_new_python():
     assert "every run starts the longest groups first, by the durations in `last.jsonl`" in ordered
 
 
+def test_a_sharded_bench_says_which_shard_and_how_it_was_balanced():
+    def table(**context: object) -> str:
+        return render_bench([_run("process", "1", 1.0, 1.0)], {**CONTEXT, **context})
+
+    assert "shard" not in table()
+    assert "(add x native, raw x eager, compile), shard 1/2 of them (`--shard`: whole kernel-pipeline groups, round robin);" \
+        in table(shard="1/2")
+    assert ", shard 2/2 of them (`--shard`: whole kernel-pipeline groups, balanced by the durations in `last.jsonl`);" \
+        in table(shard="2/2", durations_from="last.jsonl")
+
+
+def test_every_run_of_a_sharded_bench_asks_the_same_shard(monkeypatch, tmp_path):
+    from harness import bench
+
+    commands, real_run = [], subprocess.run
+
+    def fake_run(command, **kwargs):
+        if command[1:3] != ["-m", "harness"]:  # describe() asks platform, which runs uname
+            return real_run(command, **kwargs)
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(bench.subprocess, "run", fake_run)
+    parser = __import__("argparse").ArgumentParser()
+    bench.add_bench_parser(parser.add_subparsers())
+    args = parser.parse_args(["bench", "--tier", "cpu", "-k", "add,sin", "-s", "native", "-p", "eager", "--shard", "2/2",
+                              "--modes", "process,worker", "--out-dir", str(tmp_path)])
+    assert bench.command_bench(args) == 1  # the fake runs wrote no results
+    assert [command[command.index("--shard") + 1] for command in commands] == ["2/2", "2/2"]
+    assert "Cells: 1 (add, sin x native x eager), shard 2/2 of them (`--shard`" in (tmp_path / "bench.md").read_text()
+
+
 def test_the_table_says_how_xdist_workers_started_and_what_the_cpu_column_then_misses():
     def table(**context: object) -> str:
         return render_bench([_run("process", "2", 1.0, 1.0)], {**CONTEXT, **context})
@@ -96,6 +128,8 @@ def harness(*args: str) -> subprocess.CompletedProcess[str]:
     (["--workers", "1,zero"], "error: --workers '1,zero': give worker counts >= 1, comma-separated (e.g. 1,2)"),
     (["-p", "eagre"], "error: unknown pipeline 'eagre'"),
     (["--durations-from", "/no/such.jsonl"], "error: --durations-from: /no/such.jsonl"),
+    (["--shard", "3/2"], "error: --shard '3/2': I must be between 1 and N"),
+    (["-p", "eager", "--shard", "2/2"], "error: --shard 2/2: no cells in this shard of the selection"),
 ])
 def test_bad_options_get_one_line_and_exit_2(tmp_path, args, message):
     completed = harness("bench", "--tier", "cpu", "--out-dir", str(tmp_path), *args)
