@@ -300,7 +300,8 @@ def render_bench(runs: list[BenchRun], context: dict[str, Any]) -> str:
         f"load average {context['load_at_start']:.2f} at the start; {context['date']}.",
         "",
         f"Cells: {context['cells']} ({', '.join(context['kernels'])} x {', '.join(context['styles'])} x "
-        f"{', '.join(context['pipelines'])}){_shard_note(context)}{', each with empty caches (--cold-cache)' if context.get('cold_cache') else ''}"
+        f"{', '.join(context['pipelines'])}){_shard_note(context)}"
+        f"{', each with empty caches (--cold-cache)' if context.get('cold_cache') else ''}"
         f"{SPAWN_NOTE if context.get('fresh_loader') == 'spawn' else ''}"
         f"{_worker_note(context)}"
         f"{ORDER_NOTE.format(context['durations_from']) if context.get('durations_from') else ''}. "

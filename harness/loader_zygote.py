@@ -46,6 +46,7 @@ from typing import Any
 from harness.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
 
 PID_FILE, LOCK, LOG = "zygote.pid", "start.lock", "zygote.log"
+WARMUP_FILE = "warmup.json"  # how long the warm-up took and when it ended, for the run's header
 FRESH_LOADERS = ("zygote", "spawn")  # --fresh-loader: this zygote, or a new Python per cell
 WORKER_STARTS = ("zygote", "spawn")  # --worker-start: xdist workers forked from this zygote, or xdist's new Pythons
 
@@ -221,6 +222,21 @@ def _warm(tier: str) -> None:
             os.environ[NVML_CHECK] = saved
 
 
+def _record_warmup(directory: Path, started: float, ready: float) -> None:
+    """The warm-up is serial time before any worker it forks can start: a run's header says how long it took."""
+    temporary = directory / f"{WARMUP_FILE}.{os.getpid()}"
+    temporary.write_text(json.dumps({"warmup_s": round(ready - started, 3), "ready_at": round(ready, 3)}))
+    os.replace(temporary, directory / WARMUP_FILE)
+
+
+def read_warmup(directory: Path) -> dict[str, float] | None:
+    """What `_record_warmup` wrote, or None when no zygote of this run has finished its warm-up."""
+    try:
+        return json.loads((directory / WARMUP_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def _fork_is_clean() -> bool:
     """Whether a child forked now may still start CUDA (torch marks a fork made after CUDA started as bad)."""
     pid = os.fork()
@@ -348,10 +364,12 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
     listener.bind(str(temporary))
     listener.listen(256)
     os.replace(temporary, directory / SOCKET)  # clients connect now; they are answered after the warm-up
+    started = time.time()
     _warm(tier)
     if not _fork_is_clean():
         print("the warm-up started CUDA: a forked child could not use it; nothing is forked", flush=True)
         return
+    _record_warmup(directory, started, time.time())
     print(f"zygote {os.getpid()} ready: torch imported, CPU ISA probed", flush=True)
     running: dict[int, _Running] = {}  # child pid -> its client, its deadline, whether it is a worker
     killed: set[int] = set()

@@ -10,13 +10,14 @@ from __future__ import annotations
 import datetime
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.isolation import ISOLATION_MODES
-from harness.loader_zygote import FRESH_LOADERS, WORKER_STARTS
+from harness.loader_zygote import FRESH_LOADERS, WORKER_STARTS, read_warmup
 from harness.repeat import RepeatError, parse_repeat, run_repeated
 from harness.results import CellResult, ResultsWriter, header_record, read_results
 from harness.resume import ResumeError, check_resumable, repair_torn_tail
@@ -390,13 +391,14 @@ class ResultsRecorder:
         self.writer: ResultsWriter | None = None
         self.results_path: Path | None = None
         self.finished = 0
+        self.started_at = time.time()  # the run's start: the header is written only when the first cell ends
 
     def _open_writer(self) -> ResultsWriter:
         from harness.environment import describe
 
         state = matrix_state(self.config)
         environment = describe(state.tier)
-        started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        started = datetime.datetime.fromtimestamp(self.started_at, datetime.timezone.utc).isoformat(timespec="seconds")
         option = self.config.option
         chosen = option.matrix_resume or option.matrix_results
         path = Path(chosen) if chosen else default_results_path(environment)
@@ -406,9 +408,17 @@ class ResultsRecorder:
                                isolation=state.isolation, cold_cache=state.cold_cache,
                                fresh_loader=state.fresh_loader, worker_start=state.worker_start,
                                cell_timeout_s=state.timeout_s, kernels=kernels,
+                               started_at=round(self.started_at, 3), zygote_warmup_s=self._zygote_warmup_s(),
                                **state.run_options())
         self.results_path = path
         return ResultsWriter(path, header, append=bool(option.matrix_resume))  # resuming keeps the file's own header
+
+    def _zygote_warmup_s(self) -> float | None:
+        """The run's zygote's warm-up, if this process owns a zygote that has finished it (serial time before its workers)."""
+        if _loader_key not in self.config.stash:
+            return None
+        warmup = read_warmup(self.config.stash[_loader_key])
+        return warmup["warmup_s"] if warmup else None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         records = [value for name, value in report.user_properties if name == RESULT_PROPERTY]

@@ -56,6 +56,13 @@ def test_it_is_forked_from_the_zygote_with_torch_already_imported(zygote_dir):
     assert done.stdout.split() == [(zygote_dir / loader_zygote.PID_FILE).read_text().strip(), "True"]
 
 
+def test_the_zygote_records_how_long_its_warm_up_took(zygote_dir):
+    _python(zygote_dir, "pass")  # answered only after the warm-up
+    warmup = loader_zygote.read_warmup(zygote_dir)
+    assert warmup is not None and warmup["warmup_s"] > 0 and warmup["ready_at"] <= time.time()
+    assert loader_zygote.read_warmup(zygote_dir.parent / "no-such-run") is None
+
+
 @pytest.mark.parametrize(("code", "returncode"), [
     ("import sys; sys.exit(3)", 3),
     ("import sys; sys.exit('a message')", 1),
@@ -130,8 +137,12 @@ def test_zygote_and_spawn_workers_give_the_same_outcomes_with_caches_of_their_ow
                  "-o", str(results)],
                 cwd=REPO, capture_output=True, text=True, timeout=900, env={**environment, "TMPDIR": str(own_tmp)})
             assert completed.returncode in (0, 1), completed.stderr[-2000:]
-            assert json.loads(results.read_text().splitlines()[0])["worker_start"] == start
+            header = json.loads(results.read_text().splitlines()[0])
+            assert header["worker_start"] == start
             cells = cells_of(results)
+            # the header knows when the run started (before any cell) and, with a zygote, its serial warm-up
+            assert header["started_at"] < min(r["detail"]["started_at"] for r in cells.values())
+            assert (header["zygote_warmup_s"] > 0) if start == "zygote" else header["zygote_warmup_s"] is None
             assert len(cells) == 8 and {r["detail"].get("worker_start") for r in cells.values()} == {start}
             outcomes[start] = {cell: (r["outcome"], r["stage"], r["error_type"]) for cell, r in cells.items()}
             caches = own_tmp / f"tcm-caches-{os.getuid()}"

@@ -48,7 +48,7 @@ def render_timings(results: ResultsFile, source: str) -> str:
         lines.append(f"Spread perfectly over this machine's {cpu_count} cores the cells need at least "
                      f"{total / cpu_count / 60:.1f} min of wall time.")
     lines += ["", tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True), ""]
-    lines += render_timeline(results.cells)
+    lines += render_timeline(results.cells, results.header)
     return "\n".join(lines)
 
 
@@ -56,8 +56,11 @@ TIMELINE_BIN_S = 10.0
 LAST_CELLS = 5
 
 
-def render_timeline(cells: list) -> list[str]:
-    """From the first cell's start to the last cell's end: cells running per TIMELINE_BIN_S, and the cells that ended last."""
+def render_timeline(cells: list, header: dict | None = None) -> list[str]:
+    """From the first cell's start to the last cell's end: cells running per TIMELINE_BIN_S, and the cells that ended last.
+
+    Where the header says when the run started (and how long its zygote warmed up), the time before the first
+    cell is given too: it is serial time that more workers or GPUs do not shorten."""
     timed = [(float(cell.detail["started_at"]), float(cell.detail["started_at"]) + (cell.duration_s or 0.0), cell)
              for cell in cells if isinstance(cell.detail.get("started_at"), (int, float))]
     if not timed:
@@ -77,8 +80,7 @@ def render_timeline(cells: list) -> list[str]:
         "",
         f"{len(timed)} cells with a start time, on {len(workers)} worker processes (replacements included): the first "
         f"started, and the last ended, {span:.1f} s apart; cells were running {busy / span if span else 0:.1f} at a "
-        "time on average. The run's wall time adds its start (the controller, the zygote, each worker's "
-        "collection) and its end.",
+        f"time on average. {_before_first_cell(first, header or {})}",
         "",
         f"Cells running, on average, in each {TIMELINE_BIN_S:.0f} s from the first start: "
         + " ".join(f"{value:.1f}" for value in bins) + ".",
@@ -87,6 +89,18 @@ def render_timeline(cells: list) -> list[str]:
             f"`{cell.id}` ({start - first:.0f}-{end - first:.0f} s)" for start, end, cell in last) + ".",
         "",
     ]
+
+
+def _before_first_cell(first: float, header: dict) -> str:
+    """The run's start, as far as its header knows it (results written before 2026-11-24 do not)."""
+    started = header.get("started_at")
+    if not isinstance(started, (int, float)):
+        return "The run's wall time adds its start (the controller, the zygote, each worker's collection) and its end."
+    warmup = header.get("zygote_warmup_s")
+    parts = "the controller, starting the workers, each worker's collection"
+    of_which = (f", {warmup:.1f} s of it the zygote's warm-up (the rest: {parts})" if isinstance(warmup, (int, float))
+                else f" ({parts})")
+    return f"The first cell started {first - started:.1f} s after the run{of_which}; the run's wall time adds its end."
 
 
 def _seconds(cells: list) -> float:

@@ -87,6 +87,19 @@ def test_cells_with_start_times_get_a_timeline_of_how_busy_the_workers_were() ->
     assert text.index("`c/raw/eager` (15-25 s)") < text.index("`a/raw/eager` (0-20 s)")
 
 
+def test_the_timeline_gives_the_time_before_the_first_cell_when_the_header_knows_the_runs_start() -> None:
+    t0 = 1_700_000_000.0
+    cells = [cell("a", "raw", "eager", duration_s=2.0, worker="gw0", detail={"started_at": t0 + 31.5})]
+    run = results(cells, environment(cpu_count=2))
+    assert "The run's wall time adds its start" in render_timings(run, "r.jsonl")  # results from before the header knew
+    run.header.update(started_at=t0, zygote_warmup_s=24.25)
+    assert ("The first cell started 31.5 s after the run, 24.2 s of it the zygote's warm-up (the rest: the "
+            "controller, starting the workers, each worker's collection); the run's wall time adds its end.") \
+        in render_timings(run, "r.jsonl")
+    run.header["zygote_warmup_s"] = None
+    assert "The first cell started 31.5 s after the run (the controller, starting" in render_timings(run, "r.jsonl")
+
+
 def test_cells_without_start_times_get_no_timeline() -> None:
     text = render_timings(results([cell("a", "raw", "eager", duration_s=1.0)], environment(cpu_count=2)), "r.jsonl")
     assert "Timeline" not in text
