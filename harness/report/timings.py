@@ -92,7 +92,7 @@ def render_timeline(cells: list, header: dict | None = None) -> list[str]:
 
 
 def _before_first_cell(first: float, header: dict) -> str:
-    """The run's start, as far as its header knows it (results written before 2026-11-24 do not)."""
+    """The run's start, as far as its header knows it (results written before 5b8b083 do not)."""
     started = header.get("started_at")
     if not isinstance(started, (int, float)):
         return "The run's wall time adds its start (the controller, the zygote, each worker's collection) and its end."
