@@ -414,8 +414,10 @@ class ResultsRecorder:
         return ResultsWriter(path, header, append=bool(option.matrix_resume))  # resuming keeps the file's own header
 
     def _zygote_warmup_s(self) -> float | None:
-        """The run's zygote's warm-up, if this process owns a zygote that has finished it (serial time before its workers)."""
-        if _loader_key not in self.config.stash:
+        """The zygote's warm-up where the workers are forked from it: serial time before the first worker starts.
+
+        Elsewhere a zygote starts when a cell first asks for it, while other cells run, so it is not recorded."""
+        if _loader_key not in self.config.stash or getattr(self.config.option, "matrix_worker_start", None) != "zygote":
             return None
         warmup = read_warmup(self.config.stash[_loader_key])
         return warmup["warmup_s"] if warmup else None

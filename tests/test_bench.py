@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -97,7 +98,7 @@ def test_every_run_of_a_sharded_bench_asks_the_same_shard(monkeypatch, tmp_path)
         return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr(bench.subprocess, "run", fake_run)
-    parser = __import__("argparse").ArgumentParser()
+    parser = argparse.ArgumentParser()
     bench.add_bench_parser(parser.add_subparsers())
     args = parser.parse_args(["bench", "--tier", "cpu", "-k", "add,sin", "-s", "native", "-p", "eager", "--shard", "2/2",
                               "--modes", "process,worker", "--out-dir", str(tmp_path)])
