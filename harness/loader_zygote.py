@@ -224,9 +224,9 @@ def _warm(tier: str) -> None:
 
 def _record_warmup(directory: Path, started: float, ready: float) -> None:
     """The warm-up is serial time before any worker it forks can start: a run's header says how long it took."""
-    temporary = directory / f"{WARMUP_FILE}.{os.getpid()}"
-    temporary.write_text(json.dumps({"warmup_s": round(ready - started, 3), "ready_at": round(ready, 3)}))
-    os.replace(temporary, directory / WARMUP_FILE)
+    from harness.report.atomic import write_text_atomic
+
+    write_text_atomic(directory / WARMUP_FILE, json.dumps({"warmup_s": round(ready - started, 3), "ready_at": round(ready, 3)}))
 
 
 def read_warmup(directory: Path) -> dict[str, float] | None:
