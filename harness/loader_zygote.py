@@ -1,4 +1,4 @@
-"""The run's zygote: one process per run that imported torch, ran Inductor's CPU ISA probe, and forks
+"""The run's zygote: one process per run that imported torch and Inductor, ran Inductor's CPU ISA probe, and forks
 fresh-process loaders and, with `--worker-start zygote`, the xdist workers themselves.
 
 Why: on torch 2.11 a new Python that loads an AOTInductor package first pays `import torch` and then
@@ -28,6 +28,8 @@ the zygote is multi-threaded when it forks: after `import torch` it has one nati
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import fcntl
 import json
 import os
@@ -39,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -196,12 +199,16 @@ def run_loader(directory: Path, owner_pid: int, tier: str, argv: list[str], env:
 # ---- the zygote ----
 
 def _warm(tier: str) -> None:
-    """What every fresh loader would do first: import torch and run Inductor's CPU ISA probe, leaving CUDA untouched.
+    """What every fresh loader and worker would do first, done once: import torch, Inductor and the harness's
+    pipelines, and run Inductor's CPU ISA probe, leaving CUDA untouched.
 
     The probe imports torch.utils.cpp_extension, which asks `torch.cuda.is_available()`; asked the usual way that
     initialises the CUDA driver, and no child forked afterwards could use CUDA (measured on the H100: "Cannot
     re-initialize CUDA in forked subprocess"). So the warm-up asks NVML instead (PYTORCH_NVML_BASED_CUDA_CHECK,
-    same answer, no driver), and `_fork_is_clean` proves it before any loader is forked.
+    same answer, no driver), and `_fork_is_clean` proves it before any loader is forked. Under that check,
+    importing Inductor's compiler does not start CUDA either (measured on the H100: a child forked after it ran
+    CUDA and an AOTI cell); each worker would otherwise import it before its first cell (3.1 s there).
+    The ISA candidates are probed at once while the imports run (`_probe_vec_isas`).
     """
     from harness.environment import enter_tier
 
@@ -212,14 +219,52 @@ def _warm(tier: str) -> None:
         import torch._inductor.package  # noqa: F401  (what aoti_load_package imports)
         from torch._inductor.cpu_vec_isa import pick_vec_isa
 
-        import harness.aoti_loader  # noqa: F401
+        with _probe_vec_isas():
+            import harness.aoti_loader  # noqa: F401
+            import harness.pipelines  # noqa: F401  (what every cell imports; no kernel module among it)
+            from harness.isolation import warm_imports
 
+            warm_imports()
         pick_vec_isa()  # functools-cached per process: every forked loader inherits the answer
     finally:
         if saved is None:
             os.environ.pop(NVML_CHECK, None)
         else:
             os.environ[NVML_CHECK] = saved
+
+
+@contextlib.contextmanager
+def _probe_vec_isas() -> Iterator[None]:
+    """Inductor's ISA probe, each candidate in a thread of its own, while the body runs; joined at the end.
+
+    `pick_vec_isa` tries the CPU's candidate ISAs one after another, each a C++ compile and a child Python
+    (torch <= 2.11: one that imports torch): 43-49 s on the H100's 16 cores. Asked at once they took 16-17 s
+    there, with the same answer; each answer is cached on its candidate, so `pick_vec_isa` only reads them.
+    The candidates are those `valid_vec_isa_list` would try on this CPU; where that cannot be told (another
+    architecture, another torch), nothing is asked ahead and `pick_vec_isa` probes as it always did.
+    """
+    candidates = _vec_isa_candidates()
+    if not candidates:
+        yield
+        return
+    with concurrent.futures.ThreadPoolExecutor(len(candidates), thread_name_prefix="isa-probe") as pool:
+        answers = [pool.submit(bool, candidate) for candidate in candidates]
+        yield
+        concurrent.futures.wait(answers)  # the threads end with the pool: none is left when the zygote forks
+
+
+def _vec_isa_candidates() -> list[Any]:
+    import platform
+
+    try:
+        from torch._inductor import cpu_vec_isa
+
+        if sys.platform != "linux" or platform.machine() != "x86_64":
+            return []
+        flags = cpu_vec_isa.x86_isa_checker()
+        return [isa for isa in cpu_vec_isa.supported_vec_isa_list if all(flag in flags for flag in str(isa).split())]
+    except (ImportError, AttributeError):
+        return []
 
 
 def _record_warmup(directory: Path, started: float, ready: float) -> None:
@@ -370,7 +415,7 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
         print("the warm-up started CUDA: a forked child could not use it; nothing is forked", flush=True)
         return
     _record_warmup(directory, started, time.time())
-    print(f"zygote {os.getpid()} ready: torch imported, CPU ISA probed", flush=True)
+    print(f"zygote {os.getpid()} ready: torch and Inductor imported, CPU ISA probed", flush=True)
     running: dict[int, _Running] = {}  # child pid -> its client, its deadline, whether it is a worker
     killed: set[int] = set()
     while _alive(owner_pid) or running:

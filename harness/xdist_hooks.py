@@ -128,13 +128,18 @@ def _restart_safe_loadgroup(config: pytest.Config, log: Any) -> Any:
     - it puts the dead worker's units back with the crashed item undone: it runs again, and crashes again,
       until --max-worker-restart is spent and the rest of the run is dropped;
     - it puts finished units back too: a new worker handed one has nothing to run and waits forever;
+    - it puts the dead worker's units back at the end of the queue: the rest of a group whose cell ended its
+      worker waited for every other group to be handed out (on the H200 all 15 `tensor_subclass` groups, whose
+      raw cells end their workers with CUDA errors, finished their other styles after the queue ran dry,
+      so their second round of worker replacements ended the run);
     - it keeps the dead worker's collection, so with 2 workers it schedules a replacement that has not
       collected yet (INTERNALERROR KeyError) and ends the run early;
     - a replacement handed a requeued unit with one item left waits forever (a worker runs an item only once
       it knows the next one);
     - handing work to a worker that died a moment ago, before xdist heard of it, ends the run (OSError).
     Here the crashed item counts as run once (its record comes from pytest_handlecrashitem), finished units
-    leave the queue, only workers that have collected are given work, and always at least two items."""
+    leave the queue, the rest goes back at its front (the next worker to ask takes it, a live one as a rule),
+    only workers that have collected are given work, and always at least two items."""
     from xdist.scheduler import LoadGroupScheduling
 
     class RestartSafeLoadGroupScheduling(LoadGroupScheduling):
@@ -146,9 +151,10 @@ def _restart_safe_loadgroup(config: pytest.Config, log: Any) -> Any:
             unit, crashitem = undone[0]  # a worker runs its items in order: the first undone one was running
             unit[crashitem] = True  # before any other worker is given this unit again
             self.registered_collections.pop(node, None)
-            for scope, work_unit in workload.items():
-                if not all(work_unit.values()):
-                    self.workqueue[scope] = work_unit
+            requeued = [scope for scope, work_unit in workload.items() if not all(work_unit.values())]
+            for scope in reversed(requeued):  # at the front, in the order they were handed out
+                self.workqueue[scope] = workload[scope]
+                self.workqueue.move_to_end(scope, last=False)
             for other in self.assigned_work:
                 self._reschedule(other)
             return crashitem

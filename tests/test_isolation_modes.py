@@ -43,6 +43,12 @@ def test_a_worker_killed_by_a_signal_is_a_crash_with_the_signal_stage_and_frame(
     assert (result.outcome, result.stage, result.error_type, result.worker) == ("crash", "run", "SIGSEGV", "gw3")
     assert "died of SIGSEGV in stage run" in result.error and 'line 50 in _segfault' in result.error
     assert result.detail["isolation"] == "worker" and "Segmentation fault" in result.detail["log_tail"]
+    assert result.detail["started_at"] == 0  # when the cell started, from the worker's folder: the run's timeline
+
+
+def test_a_crash_in_a_cell_the_folder_does_not_name_has_no_start_time(tmp_path):
+    result = worker_mode.crash_result(REQUEST, _worker_dir(tmp_path, "run", "", cell="sin/raw/eager"), -11)
+    assert result.outcome == "crash" and "started_at" not in result.detail and result.duration_s == 0.0
 
 
 def test_without_an_exit_status_faulthandlers_line_names_the_signal(tmp_path):
@@ -118,6 +124,33 @@ def test_the_scheduler_runs_every_item_exactly_once_while_workers_keep_dying(tmp
     reported = [line.split(" - ")[0].split()[1] for line in lines]
     assert sorted(reported) == sorted(set(reported)) and len(reported) == 48, completed.stdout[-3000:]
     assert f"{crashing} failed, {48 - crashing} passed" in completed.stdout, completed.stdout[-3000:]
+
+
+ORDER_TESTS = """
+import os, signal, pytest
+CASES = [pytest.param(g, i, marks=pytest.mark.xdist_group(f"g{g}")) for g in range(4) for i in range(3)]
+
+@pytest.mark.parametrize("g,i", CASES)
+def test_s(g, i):
+    with open("order.log", "a") as log:
+        log.write(f"{g}-{i}\\n")
+    if (g, i) == (0, 1):
+        os.kill(os.getpid(), signal.SIGSEGV)
+"""
+
+
+@pytest.mark.slow
+def test_the_rest_of_a_group_whose_item_killed_its_worker_runs_next_not_last(tmp_path):
+    """xdist 3.8 puts the rest of group 0 behind groups 1-3 (order 0-0 0-1 1-0 ... 3-2 0-2); here it runs next."""
+    (tmp_path / "test_order.py").write_text(textwrap.dedent(ORDER_TESTS))
+    (tmp_path / "conftest.py").write_text(textwrap.dedent(STRESS_CONFTEST))
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    completed = subprocess.run([sys.executable, "-m", "pytest", "test_order.py", "-q", "-n", "1", "--dist", "loadgroup",
+                                "--max-worker-restart", "5", "-p", "no:cacheprovider", "-p", "no:faulthandler"],
+                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert "1 failed, 11 passed" in completed.stdout, completed.stdout[-3000:]
+    order = (tmp_path / "order.log").read_text().split()
+    assert order == [f"{g}-{i}" for g in range(4) for i in range(3)], order
 
 
 @pytest.mark.slow

@@ -143,3 +143,37 @@ def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behin
 def test_a_test_run_that_runs_no_matrix_cell_is_pointed_at_no_zygote():
     """This suite runs under xdist (nox -s tests): its workers must not inherit a run's zygote, only matrix workers do."""
     assert loader_zygote.LOADER_DIR_VARIABLE not in os.environ
+
+
+WARM_UP_CHECK = """
+import json, sys, threading
+from harness import loader_zygote
+loader_zygote._warm(sys.argv[1])
+from torch._inductor.cpu_vec_isa import pick_vec_isa, valid_vec_isa_list
+print(json.dumps({"picked": str(pick_vec_isa()), "valid": [str(isa) for isa in valid_vec_isa_list()],
+                  "asked_ahead": [str(isa) for isa in loader_zygote._vec_isa_candidates()],
+                  "threads": threading.active_count(),
+                  "imported": [name for name in ("torch._inductor.compile_fx", "harness.pipelines") if name in sys.modules],
+                  "kernel_modules": [name for name in sys.modules if name == "kernels" or name.startswith("kernels.")]}))
+"""
+ALONE = "from torch._inductor.cpu_vec_isa import pick_vec_isa; print(pick_vec_isa())"
+
+
+@pytest.mark.slow
+def test_the_warm_up_picks_inductors_own_isa_imports_inductor_and_no_kernel_and_leaves_no_thread(tmp_path):
+    """The ISA candidates are probed in threads, each in an empty Inductor cache: the answer must be the one a
+    plain Python gets probing one after another, every ISA Inductor finds valid must have been asked ahead, and
+    no probing thread may be left when the zygote forks."""
+    answers = []
+    for code, args in ((WARM_UP_CHECK, [TIER]), (ALONE, [])):
+        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / f"inductor-{len(answers)}")}
+        completed = subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True,
+                                   timeout=600, env=env)
+        assert completed.returncode == 0, completed.stderr[-2000:]
+        answers.append(completed.stdout.strip().splitlines()[-1])
+    warmed = json.loads(answers[0])
+    assert warmed["picked"] == answers[1]
+    assert set(warmed["valid"]) <= set(warmed["asked_ahead"])
+    assert warmed["threads"] == 1
+    assert warmed["imported"] == ["torch._inductor.compile_fx", "harness.pipelines"]
+    assert warmed["kernel_modules"] == []
