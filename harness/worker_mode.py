@@ -181,7 +181,7 @@ def crash_result(request: CellRequest, directory: Path, exit_code: int | None) -
     except OSError:
         log = ""
     detail: dict[str, Any] = {"log_tail": log[-LOG_TAIL_CHARS:], "isolation": "worker", "worker_exit_code": exit_code}
-    if isinstance(started, (int, float)):  # as a finished cell's: the run's timeline, and the wait for a new worker
+    if isinstance(started, (int, float)):  # as a finished cell's: the run's timeline
         detail["started_at"] = round(started, 3)
     if re.search(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!", log, re.MULTILINE):
         limit = current.get("timeout_s")
