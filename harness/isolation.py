@@ -28,7 +28,8 @@ from harness.cell import CellRequest, execute_cell, result_for
 from harness.results import CellResult
 
 ISOLATION_MODES = ("fork", "process", "worker")
-# Imported once in a CPU-tier fork parent, so that no forked cell pays for them (seconds a cell, measured in README).
+# Imported once in a CPU-tier fork parent and in the run's zygote (harness.loader_zygote, both tiers), so that no forked
+# cell or worker pays for them (seconds a cell, measured in README).
 WARM_IMPORTS = ("torch._dynamo", "torch._inductor.compile_fx")
 LOG_TAIL_CHARS = 1000
 
