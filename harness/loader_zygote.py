@@ -248,9 +248,10 @@ def _probe_vec_isas() -> Iterator[None]:
         yield
         return
     with concurrent.futures.ThreadPoolExecutor(len(candidates), thread_name_prefix="isa-probe") as pool:
-        answers = [pool.submit(bool, candidate) for candidate in candidates]
+        for candidate in candidates:
+            pool.submit(bool, candidate)
         yield
-        concurrent.futures.wait(answers)  # the threads end with the pool: none is left when the zygote forks
+    # leaving the pool joined its threads: none is left when the zygote forks
 
 
 def _vec_isa_candidates() -> list[Any]:
