@@ -281,11 +281,20 @@ def run_cell(state: MatrixState, cell: Cell) -> CellResult:
         result.detail["gpu"] = state.gpu
     if state.worker_started_by is not None:  # how this xdist worker started (harness.zygote_python)
         result.detail["worker_start"] = state.worker_started_by
+    result.detail["cpu_threads"] = _cpu_threads()  # what the run's share of the cores came to in torch here
     if cell.style == CONTROL_STYLE:
         state.controls[(cell.kernel, cell.pipeline)] = result
     elif result.outcome not in ("pass", "skip"):
         judge_by_control(state, cell, result)
     return result
+
+
+def _cpu_threads() -> int:
+    """This process's intra-op threads: its cells' (a forked cell inherits them; a new Python reads the same
+    OMP_NUM_THREADS, harness.environment.share_cores)."""
+    import torch
+
+    return torch.get_num_threads()
 
 
 def judge_by_control(state: MatrixState, cell: Cell, result: CellResult) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from harness.cell import CellRequest
+from harness.environment import share_cores
 from harness.gpus import GpuPins, visible_gpus
 from harness.zygote_python import STARTED_VARIABLE
 
@@ -51,6 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop(STARTED_VARIABLE, None)  # this run's workers say how they started; none inherits it from another run
     if config.getvalue("collectonly"):
         return
+    share_cores(_worker_count(config))  # before the zygote or any worker starts: each reads it as it loads torch
     if getattr(config.option, "matrix_worker_start", "spawn") == "zygote" and getattr(config.option, "tx", None):
         _start_workers_from_zygote(config)
     if _isolation(config) != "worker":
@@ -60,6 +62,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if getattr(config.option, "maxworkerrestart", None) is None:
         config.option.maxworkerrestart = MAX_WORKER_RESTARTS
     config.stash[_root_key] = Path(tempfile.mkdtemp(prefix="tcm-workers-"))
+
+
+def _worker_count(config: pytest.Config) -> int:
+    """The xdist workers this run starts: xdist has turned `-n N` into N `popen` specs by now."""
+    if getattr(config.option, "dist", "no") == "no":
+        return 0
+    return len(getattr(config.option, "tx", None) or [])
 
 
 def _start_workers_from_zygote(config: pytest.Config) -> None:

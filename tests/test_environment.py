@@ -20,3 +20,42 @@ def test_cpu_count_is_the_cores_the_run_may_use_not_the_machines():
     environment = json.loads(completed.stdout.strip().splitlines()[-1])
     assert environment["cpu_count"] == 1
     assert environment["cuda_visible_devices"] == "0"
+
+
+@pytest.mark.parametrize(("cores", "workers", "threads"), [
+    (32, 32, "1"), (16, 4, "4"), (3, 2, "1"), (2, 3, "1"), (16, 1, None), (16, 0, None),
+])
+def test_workers_share_the_cores_for_torchs_cpu_threads(monkeypatch, cores, workers, threads):
+    from harness import environment
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(environment, "usable_cpu_count", lambda: cores)
+    assert environment.share_cores(workers) == threads
+    assert os.environ.get("OMP_NUM_THREADS") == threads
+
+
+def test_a_thread_count_the_user_set_is_kept(monkeypatch):
+    from harness import environment
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    monkeypatch.setattr(environment, "usable_cpu_count", lambda: 32)
+    assert environment.share_cores(32) == "7"
+    assert json_of_describe({"OMP_NUM_THREADS": "7"})["omp_num_threads"] == "7"
+
+
+@pytest.mark.parametrize(("dist", "tx", "workers"), [("loadgroup", ["popen"] * 3, 3), ("no", ["popen"] * 3, 0),
+                                                      ("load", None, 0)])
+def test_the_controller_counts_the_workers_xdist_will_start(dist, tx, workers):
+    from types import SimpleNamespace
+
+    from harness.xdist_hooks import _worker_count
+
+    assert _worker_count(SimpleNamespace(option=SimpleNamespace(dist=dist, tx=tx))) == workers
+
+
+def json_of_describe(extra_env: dict) -> dict:
+    import json
+
+    completed = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=120,
+                               env={**os.environ, **extra_env})
+    return json.loads(completed.stdout.strip().splitlines()[-1])

@@ -21,7 +21,7 @@ import pytest
 from zygote_helpers import assert_no_zygote_left, cells_of
 
 from harness import loader_zygote, zygote_python
-from harness.environment import resolve_tier
+from harness.environment import resolve_tier, usable_cpu_count
 
 TIER = resolve_tier("auto")
 REPO = Path(__file__).resolve().parents[1]
@@ -126,7 +126,8 @@ def test_arguments_other_than_execnets_start_a_new_python(tmp_path):
 def test_zygote_and_spawn_workers_give_the_same_outcomes_with_caches_of_their_own_and_leave_nothing_behind(tmp_path):
     own_tmp = Path(tempfile.mkdtemp(prefix="tw-"))  # short: the zygote's socket path must fit AF_UNIX's limit
     environment = {key: value for key, value in os.environ.items()
-                   if key not in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")}  # the harness's own caches, then
+                   if key not in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR",  # the harness's own caches, then
+                                  "OMP_NUM_THREADS")}  # and its own share of the cores
     outcomes = {}
     try:
         for start in ("zygote", "spawn"):
@@ -144,6 +145,10 @@ def test_zygote_and_spawn_workers_give_the_same_outcomes_with_caches_of_their_ow
             assert header["started_at"] < min(r["detail"]["started_at"] for r in cells.values())
             assert (header["zygote_warmup_s"] > 0) if start == "zygote" else header["zygote_warmup_s"] is None
             assert len(cells) == 8 and {r["detail"].get("worker_start") for r in cells.values()} == {start}
+            # two workers share the cores, and torch in each worker (forked or new) took its share
+            share = max(1, (usable_cpu_count() or 1) // 2)
+            assert header["environment"]["omp_num_threads"] == str(share)
+            assert {r["detail"].get("cpu_threads") for r in cells.values()} == {share}
             outcomes[start] = {cell: (r["outcome"], r["stage"], r["error_type"]) for cell, r in cells.items()}
             caches = own_tmp / f"tcm-caches-{os.getuid()}"
             used = {path.parent.name for path in caches.glob("*/inductor") if any(path.iterdir())}

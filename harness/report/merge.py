@@ -17,7 +17,8 @@ from harness.report.atomic import write_text_atomic
 from harness.results import CellResult, ResultsFile, read_results
 
 # The machine and process, not the software: shards of one run may land on different hosts.
-VOLATILE_ENVIRONMENT_KEYS = frozenset({"hostname", "host", "node", "pid", "cwd", "worker", "shard", "cpu_count"})
+VOLATILE_ENVIRONMENT_KEYS = frozenset({"hostname", "host", "node", "pid", "cwd", "worker", "shard", "cpu_count",
+                                       "omp_num_threads"})
 
 
 class MergeError(Exception):
