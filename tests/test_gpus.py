@@ -110,3 +110,50 @@ def test_each_cell_records_the_gpu_its_worker_was_pinned_to(tmp_path):
     by_worker = {cell.worker: cell.detail.get("gpu") for cell in cells}
     assert set(by_worker.values()) <= {"0", "1"} and None not in by_worker.values()
     assert by_worker.get("gw0") == "0" and by_worker.get("gw1", "1") == "1"
+
+
+@pytest.mark.parametrize(("started", "dealt"), [
+    ("A0 B0 A1 B1 A2 B2", "A0 B0 B1 A1 A2 B2"),
+    ("A0 A1 A2 B0 B1 B2", "A0 B0 B1 A1 A2 B2"),  # the start order does not decide which GPU the first groups get
+    ("A0 A1 A2 B0", "A0 B0 A1 A2"),
+    ("A0 B0 C0 A1 B1 C1", "A0 B0 C0 C1 B1 A1"),
+])
+def test_the_first_groups_are_dealt_across_gpus_in_turn(started, dealt):
+    from harness.gpus import deal_across_gpus
+
+    workers = [(name, name[0]) for name in started.split()]
+    assert deal_across_gpus(workers) == dealt.split()
+    assert deal_across_gpus([(name, None) for name in started.split()]) == started.split()  # no GPUs: as started
+
+
+class _Node:
+    """What the scheduler uses of xdist's WorkerController."""
+
+    def __init__(self, name: str, gpu: str | None) -> None:
+        self.gateway = SimpleNamespace(id=name)
+        self.workerinput = {xdist_hooks.GPU: gpu}
+        self.shutting_down = False
+        self.sent: list[list[int]] = []
+
+    def send_runtest_some(self, indexes: list[int]) -> None:
+        self.sent.append(indexes)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def test_the_scheduler_spreads_the_longest_groups_over_the_gpus_whatever_order_the_workers_started_in():
+    # 8 groups of 3 items, longest first (as --durations-from orders them); the 4 GPU-0 workers came up first
+    collection = [f"m.py::test[g{g}-{i}]@g{g}" for g in range(8) for i in range(3)]
+    nodes = [_Node(f"gw{i}", "0") for i in range(4)] + [_Node(f"gw{i}", "1") for i in range(4, 8)]
+    config = SimpleNamespace(getvalue=lambda name: ["popen"] * 8 if name == "tx" else None,
+                             option=SimpleNamespace(loadscopereorder=False))
+    scheduler = xdist_hooks._restart_safe_loadgroup(config, None)
+    for node in nodes:
+        scheduler.add_node(node)
+        scheduler.add_node_collection(node, collection)
+    scheduler.schedule()
+    first_group = {node.gateway.id: collection[node.sent[0][0]].split("@")[1] for node in nodes}
+    on_gpu = {gpu: sorted(first_group[n.gateway.id] for n in nodes if n.workerinput[xdist_hooks.GPU] == gpu)
+              for gpu in ("0", "1")}
+    assert on_gpu == {"0": ["g0", "g3", "g4", "g7"], "1": ["g1", "g2", "g5", "g6"]}
