@@ -9,9 +9,6 @@ A user's CUDA_VISIBLE_DEVICES is respected: workers are pinned within it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TypeVar
-
-Worker = TypeVar("Worker")
 
 
 def visible_gpus(environ: Mapping[str, str], gpu_count: int) -> list[str]:
@@ -33,27 +30,6 @@ def pick_gpu(visible: Sequence[str], in_use: Sequence[str]) -> str | None:
     if not visible:
         return None
     return min(visible, key=lambda gpu: (list(in_use).count(gpu), list(visible).index(gpu)))
-
-
-def deal_across_gpus(workers: Sequence[tuple[Worker, str | None]]) -> list[Worker]:
-    """The workers in the order the scheduler deals the first groups to them, one each: a GPU at a time, turning
-    back at the end of each round (A B B A A B ...).
-
-    With --durations-from the longest groups lead the queue, and the longest are Hypothesis sweeps of autotuned
-    kernels whose time is the GPU's (27 s alone on an H200, 52-91 s beside 15 busy workers). Dealt in the
-    workers' start order, three of the four longest landed on one GPU of two and ended that run (README, "Two
-    GPUs against one"); dealt this way each GPU gets two. Workers with no GPU keep their order."""
-    lanes: dict[str | None, list[Worker]] = {}
-    for worker, gpu in workers:
-        lanes.setdefault(gpu, []).append(worker)
-    order: list[Worker] = []
-    turn = 0
-    while len(order) < len(workers):
-        for lane in (list(lanes.values()) if turn % 2 == 0 else reversed(list(lanes.values()))):
-            if lane:
-                order.append(lane.pop(0))
-        turn += 1
-    return order
 
 
 class GpuPins:

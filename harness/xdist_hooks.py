@@ -24,7 +24,7 @@ import pytest
 
 from harness.cell import CellRequest
 from harness.environment import share_cores
-from harness.gpus import GpuPins, deal_across_gpus, visible_gpus
+from harness.gpus import GpuPins, visible_gpus
 from harness.zygote_python import STARTED_VARIABLE
 
 WORKER_ROOT, GPU, LOADER = "tcm_worker_root", "tcm_gpu", "tcm_loader"
@@ -148,17 +148,10 @@ def _restart_safe_loadgroup(config: pytest.Config, log: Any) -> Any:
     - handing work to a worker that died a moment ago, before xdist heard of it, ends the run (OSError).
     Here the crashed item counts as run once (its record comes from pytest_handlecrashitem), finished units
     leave the queue, the rest goes back at its front (the next worker to ask takes it, a live one as a rule),
-    only workers that have collected are given work, and always at least two items. On several GPUs the first
-    groups are dealt across them in turn (harness.gpus.deal_across_gpus), not in the order the workers started."""
+    only workers that have collected are given work, and always at least two items."""
     from xdist.scheduler import LoadGroupScheduling
 
     class RestartSafeLoadGroupScheduling(LoadGroupScheduling):
-        def schedule(self) -> None:
-            if self.collection is None:  # the first deal: the longest groups lead the queue; spread them over GPUs
-                for node in deal_across_gpus([(node, node.workerinput.get(GPU)) for node in self.nodes]):
-                    self.assigned_work[node] = self.assigned_work.pop(node)  # its place in the deal
-            super().schedule()
-
         def remove_node(self, node: Any) -> str | None:
             workload = self.assigned_work.pop(node)
             undone = [(unit, nodeid) for unit in workload.values() for nodeid, done in unit.items() if not done]
