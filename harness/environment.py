@@ -104,8 +104,8 @@ def share_cores(workers: int) -> str | None:
 
     Each process sizes its intra-op pool to the whole machine, so N workers run N x cores threads at once. On
     the two-H200 machine (32 cores, 32 workers) a sampler saw 56 runnable threads on average, 33 in one worker,
-    and the same cells cost 2,943 s against 2,420 s with one thread each (README, "CPU threads"); torchrun sets the same
-    variable for the same reason. Set in the controller before any worker or zygote starts, so every Python
+    and the same cells cost 2,943 s against 2,420 s with one thread each (README, "CPU threads"); torchrun sets
+    the same variable for the same reason. Set in the controller before any worker or zygote starts, so every Python
     of the run reads it when it loads torch. A value the user set is kept. Returns the value in force."""
     if workers > 1 and CPU_THREADS_VARIABLE not in os.environ:
         os.environ[CPU_THREADS_VARIABLE] = str(max(1, (usable_cpu_count() or 1) // workers))

@@ -1,5 +1,6 @@
 """The environment a results header records: the cores a run may use, and the GPUs CUDA may see."""
 
+import json
 import os
 import subprocess
 import sys
@@ -9,15 +10,18 @@ import pytest
 CODE = "import json; from harness.environment import describe; print(json.dumps(describe('cpu')))"
 
 
+def describe_in_a_new_python(extra_env: dict, **run_options) -> dict:
+    """The header's environment as a fresh Python sees it, with `extra_env` on top of this one's."""
+    completed = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=120,
+                               env={**os.environ, **extra_env}, **run_options)
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity (Linux)")
 def test_cpu_count_is_the_cores_the_run_may_use_not_the_machines():
     one_core = sorted(os.sched_getaffinity(0))[:1]
-    completed = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=120,
-                               preexec_fn=lambda: os.sched_setaffinity(0, one_core),
-                               env={**os.environ, "CUDA_VISIBLE_DEVICES": "0"})
-    import json
-
-    environment = json.loads(completed.stdout.strip().splitlines()[-1])
+    environment = describe_in_a_new_python({"CUDA_VISIBLE_DEVICES": "0"},
+                                           preexec_fn=lambda: os.sched_setaffinity(0, one_core))
     assert environment["cpu_count"] == 1
     assert environment["cuda_visible_devices"] == "0"
 
@@ -40,7 +44,7 @@ def test_a_thread_count_the_user_set_is_kept(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "7")
     monkeypatch.setattr(environment, "usable_cpu_count", lambda: 32)
     assert environment.share_cores(32) == "7"
-    assert json_of_describe({"OMP_NUM_THREADS": "7"})["omp_num_threads"] == "7"
+    assert describe_in_a_new_python({"OMP_NUM_THREADS": "7"})["omp_num_threads"] == "7"
 
 
 @pytest.mark.parametrize(("dist", "tx", "workers"), [("loadgroup", ["popen"] * 3, 3), ("no", ["popen"] * 3, 0),
@@ -51,11 +55,3 @@ def test_the_controller_counts_the_workers_xdist_will_start(dist, tx, workers):
     from harness.xdist_hooks import _worker_count
 
     assert _worker_count(SimpleNamespace(option=SimpleNamespace(dist=dist, tx=tx))) == workers
-
-
-def json_of_describe(extra_env: dict) -> dict:
-    import json
-
-    completed = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=120,
-                               env={**os.environ, **extra_env})
-    return json.loads(completed.stdout.strip().splitlines()[-1])
