@@ -150,7 +150,7 @@ def status(session: nox.Session, *args: str) -> int:
 
 def default_results_path(session: nox.Session, tier: str) -> str:
     """reports/results-<env>.jsonl, named as `harness run` would name it, so later steps know the file."""
-    code = ("import sys; from harness.environment import describe, environment_tag, resolve_tier; "
+    code = ("import sys; from harness.run.environment import describe, environment_tag, resolve_tier; "
             "print(environment_tag(describe(resolve_tier(sys.argv[1]))))")
     tag = str(session.run(python(session), "-c", code, tier, silent=True, external=True)).strip().splitlines()[-1]
     return f"reports/results-{tag}.jsonl"

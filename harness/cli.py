@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.isolation import ISOLATION_MODES
-from harness.loader_zygote import FRESH_LOADERS, WORKER_STARTS, worker_start
+from harness.run.isolation import ISOLATION_MODES
+from harness.run.loader_zygote import FRESH_LOADERS, WORKER_STARTS, worker_start
 from harness.vocab import PIPELINE_FAMILIES, STYLES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -21,8 +21,8 @@ class CliError(Exception):
 
 
 def _load(args: argparse.Namespace) -> dict[str, Any]:
-    from harness.environment import enter_tier, resolve_tier
-    from harness.registry import KernelSourceError, load_specs
+    from harness.domain.registry import KernelSourceError, load_specs
+    from harness.run.environment import enter_tier, resolve_tier
 
     tier = resolve_tier(getattr(args, "tier", "auto"))
     enter_tier(tier)  # before any kernel module is imported: decoration reads TRITON_INTERPRET
@@ -69,12 +69,12 @@ def _add_run_parser(subparsers: Any) -> None:
 def command_run(args: argparse.Namespace) -> int:
     import pytest
 
-    from harness.environment import describe, environment_tag
-    from harness.plan import interrupted_message, plan_run
     from harness.report.atomic import write_text_atomic
+    from harness.report.summary import render_summary_markdown
     from harness.results import ResultsFileError, read_results
-    from harness.selection import SelectionError, select_cells, validate
-    from harness.summary import render_summary_markdown
+    from harness.run.environment import describe, environment_tag
+    from harness.run.plan import interrupted_message, plan_run
+    from harness.run.selection import SelectionError, select_cells, validate
     from harness.vocab import PIPELINES
 
     loaded = _load(args)
@@ -124,7 +124,7 @@ def command_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # outside pytest's own handling
         code = pytest.ExitCode.INTERRUPTED
     if code == pytest.ExitCode.INTERRUPTED:
-        from harness.pytest_plugin import command_line
+        from harness.plugin.pytest_plugin import command_line
 
         print(interrupted_message(plan, command_line()), file=sys.stderr)
         return 130
@@ -150,7 +150,7 @@ def command_run(args: argparse.Namespace) -> int:
 
 def _differences_from_baseline(results: Any) -> list[str]:
     """With a reviewed baseline for this environment, every cell it names must keep its outcome."""
-    from harness.pytest_plugin import EXPECTED_DIR
+    from harness.plugin.pytest_plugin import EXPECTED_DIR
     from harness.report.baseline import load_baseline
 
     expected = load_baseline(EXPECTED_DIR, results.environment) or {}
@@ -159,7 +159,7 @@ def _differences_from_baseline(results: Any) -> list[str]:
 
 
 def _subset(args: argparse.Namespace) -> list[str]:
-    from harness.subsets import subset_pipelines
+    from harness.run.subsets import subset_pipelines
 
     return list(subset_pipelines(args.subset)) if getattr(args, "subset", None) else []
 
@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_parser(subparsers)
     listing = subparsers.add_parser("list", help="the kernels, styles and pipelines this harness knows")
     listing.add_argument("--kernels-from", action="append", default=[])
-    from harness.bench import add_bench_parser
+    from harness.run.bench import add_bench_parser
 
     add_bench_parser(subparsers)
     try:

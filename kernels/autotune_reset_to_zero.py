@@ -11,7 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
-from harness.spec import KernelSpec
+from harness.domain.spec import KernelSpec
 from kernels._elementwise import grid_1d
 
 

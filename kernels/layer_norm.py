@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from harness.spec import KernelSpec
+from harness.domain.spec import KernelSpec
 
 N_COLS = 100  # not a power of two: the row block is masked
 EPS = 1e-5

@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from harness.spec import KernelSpec
+from harness.domain.spec import KernelSpec
 
 K_DIM = 64
 N_DIM = 48  # not a multiple of every BLOCK_N: the column blocks are masked

@@ -6,7 +6,7 @@ import torch
 import triton
 import triton.language as tl
 
-from harness.spec import KernelSpec
+from harness.domain.spec import KernelSpec
 from kernels._elementwise import random_vector
 
 ALPHA = 0.75

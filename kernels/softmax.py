@@ -6,7 +6,7 @@ import torch
 import triton
 import triton.language as tl
 
-from harness.spec import KernelSpec
+from harness.domain.spec import KernelSpec
 
 N_COLS = 129  # not a power of two: the row block is masked
 

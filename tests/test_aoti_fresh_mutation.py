@@ -6,9 +6,9 @@ Before the loader sent its arguments back, the native control of every in-place 
 
 import pytest
 
-from harness.cell import CellRequest
-from harness.environment import resolve_tier
-from harness.isolation import run_isolated
+from harness.run.cell import CellRequest
+from harness.run.environment import resolve_tier
+from harness.run.isolation import run_isolated
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.bytecode import DONT_WRITE, PREFIX, enable_bytecode_cache
+from harness.run.bytecode import DONT_WRITE, PREFIX, enable_bytecode_cache
 
 
 def test_a_forbidden_cache_moves_under_the_prefix(tmp_path: Path) -> None:

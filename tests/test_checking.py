@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from harness.checking import MismatchError, assert_matches, tolerance
-from harness.evidence import error_type, first_line
+from harness.domain.checking import MismatchError, assert_matches, tolerance
+from harness.domain.evidence import error_type, first_line
 
 
 def test_within_tolerance_passes_beyond_it_is_wrong():

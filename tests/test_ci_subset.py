@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.environment import resolve_tier
-from harness.registry import load_specs
+from harness.domain.registry import load_specs
 from harness.results import read_results
-from harness.subsets import CI_PIPELINES
+from harness.run.environment import resolve_tier
+from harness.run.subsets import CI_PIPELINES
 from harness.vocab import STYLES
 
 REPO = Path(__file__).resolve().parents[1]

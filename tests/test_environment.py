@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-CODE = "import json; from harness.environment import describe; print(json.dumps(describe('cpu')))"
+CODE = "import json; from harness.run.environment import describe; print(json.dumps(describe('cpu')))"
 
 
 def describe_in_a_new_python(extra_env: dict, **run_options) -> dict:
@@ -30,7 +30,7 @@ def test_cpu_count_is_the_cores_the_run_may_use_not_the_machines():
     (32, 32, "1"), (16, 4, "4"), (3, 2, "1"), (2, 3, "1"), (16, 1, None), (16, 0, None),
 ])
 def test_workers_share_the_cores_for_torchs_cpu_threads(monkeypatch, cores, workers, threads):
-    from harness import environment
+    from harness.run import environment
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(environment, "usable_cpu_count", lambda: cores)
@@ -39,7 +39,7 @@ def test_workers_share_the_cores_for_torchs_cpu_threads(monkeypatch, cores, work
 
 
 def test_a_thread_count_the_user_set_is_kept(monkeypatch):
-    from harness import environment
+    from harness.run import environment
 
     monkeypatch.setenv("OMP_NUM_THREADS", "7")
     monkeypatch.setattr(environment, "usable_cpu_count", lambda: 32)
@@ -52,6 +52,6 @@ def test_a_thread_count_the_user_set_is_kept(monkeypatch):
 def test_the_controller_counts_the_workers_xdist_will_start(dist, tx, workers):
     from types import SimpleNamespace
 
-    from harness.xdist_hooks import _worker_count
+    from harness.plugin.xdist_hooks import _worker_count
 
     assert _worker_count(SimpleNamespace(option=SimpleNamespace(dist=dist, tx=tx))) == workers

@@ -11,10 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-import harness.environment
-from harness import xdist_hooks
-from harness.gpus import GpuPins, pick_gpu, visible_gpus
+import harness.run.environment
+from harness.plugin import xdist_hooks
 from harness.results import read_results
+from harness.run.gpus import GpuPins, pick_gpu, visible_gpus
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -61,7 +61,7 @@ def _node(config: SimpleNamespace, worker: str) -> SimpleNamespace:
 
 
 def test_the_controller_pins_each_new_worker_from_nvidia_smis_list(monkeypatch):
-    monkeypatch.setattr(harness.environment, "query_gpus", lambda: [{"name": "H200", "driver": "1"}] * 2)
+    monkeypatch.setattr(harness.run.environment, "query_gpus", lambda: [{"name": "H200", "driver": "1"}] * 2)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")
     config = _controller_config()
     nodes = [_node(config, f"gw{i}") for i in range(3)]
@@ -71,12 +71,12 @@ def test_the_controller_pins_each_new_worker_from_nvidia_smis_list(monkeypatch):
 
 
 def test_one_gpu_or_the_cpu_tier_pins_nothing(monkeypatch):
-    monkeypatch.setattr(harness.environment, "query_gpus", lambda: [{"name": "H100", "driver": "1"}])
+    monkeypatch.setattr(harness.run.environment, "query_gpus", lambda: [{"name": "H100", "driver": "1"}])
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     node = _node(_controller_config(), "gw0")
     xdist_hooks.pytest_configure_node(node)
     assert node.workerinput["tcm_gpu"] is None
-    monkeypatch.setattr(harness.environment, "query_gpus", lambda: [{"name": "H200", "driver": "1"}] * 2)
+    monkeypatch.setattr(harness.run.environment, "query_gpus", lambda: [{"name": "H200", "driver": "1"}] * 2)
     node = _node(_controller_config("cpu"), "gw0")
     xdist_hooks.pytest_configure_node(node)
     assert node.workerinput["tcm_gpu"] is None

@@ -26,7 +26,7 @@ HEADER = {"record": "header", "schema": SCHEMA_VERSION, "started": "2025-01-02T0
           "command": ["python", "-m", "harness", "run"],
           "environment": {"torch": "2.13.0+cpu", "triton": "3.7.1", "tier": "cpu", "interpreter": True, "python": "3.11.7"}}
 KEEP = "keep me: this output existed before the command\n"
-SPEC_HEAD = "import torch\nfrom harness.spec import KernelSpec\n"
+SPEC_HEAD = "import torch\nfrom harness.domain.spec import KernelSpec\n"
 
 
 def cell(kernel: str = "add", style: str = "raw", pipeline: str = "eager", outcome: str = "pass", **fields: object) -> dict:

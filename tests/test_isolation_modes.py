@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import worker_mode
-from harness.cell import CellRequest
-from harness.isolation import run_isolated, warm_imports
+from harness.plugin.xdist_hooks import cell_id_of
 from harness.results import read_results
-from harness.xdist_hooks import cell_id_of
+from harness.run import worker_mode
+from harness.run.cell import CellRequest
+from harness.run.isolation import run_isolated, warm_imports
 
 REPO = Path(__file__).resolve().parents[1]
 WORKER_KERNELS = Path(__file__).parent / "faults" / "worker_kernels.py"
@@ -100,7 +100,7 @@ def test_s(g, i):
 """
 STRESS_CONFTEST = """
 import pytest
-from harness.xdist_hooks import _restart_safe_loadgroup
+from harness.plugin.xdist_hooks import _restart_safe_loadgroup
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):

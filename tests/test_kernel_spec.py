@@ -6,8 +6,8 @@ import textwrap
 import pytest
 import torch
 
-from harness.registry import KernelSourceError, load_specs
-from harness.spec import KernelSpec, kernel_name
+from harness.domain.registry import KernelSourceError, load_specs
+from harness.domain.spec import KernelSpec, kernel_name
 from kernels import add
 
 

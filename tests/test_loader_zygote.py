@@ -1,4 +1,4 @@
-"""The loader zygote (harness.loader_zygote): one warm process per run forks each aoti_fresh_process loader.
+"""The loader zygote (harness.run.loader_zygote): one warm process per run forks each aoti_fresh_process loader.
 
 What must hold for it to replace a new Python per load: every request gets its own process and an
 answer with its exit status (a signal as a negative code, a hang killed at its limit), the loader
@@ -22,9 +22,9 @@ import pytest
 from zygote_helpers import assert_no_zygote_left, cells_of
 
 import kernels  # noqa: F401  (the caller has imported the kernels; the loader must not see them)
-from harness import loader_zygote
-from harness.aoti_loader import read_report
-from harness.environment import resolve_tier
+from harness.run import loader_zygote
+from harness.run.aoti_loader import read_report
+from harness.run.environment import resolve_tier
 
 TIER = resolve_tier("auto")
 REPO = Path(__file__).resolve().parents[1]
@@ -147,13 +147,14 @@ def test_a_test_run_that_runs_no_matrix_cell_is_pointed_at_no_zygote():
 
 WARM_UP_CHECK = """
 import json, sys, threading
-from harness import loader_zygote
+from harness.run import loader_zygote
 loader_zygote._warm(sys.argv[1])
 from torch._inductor.cpu_vec_isa import pick_vec_isa, valid_vec_isa_list
 print(json.dumps({"picked": str(pick_vec_isa()), "valid": [str(isa) for isa in valid_vec_isa_list()],
                   "asked_ahead": [str(isa) for isa in loader_zygote._vec_isa_candidates()],
                   "threads": threading.active_count(),
-                  "imported": [name for name in ("torch._inductor.compile_fx", "harness.pipelines") if name in sys.modules],
+                  "imported": [name for name in ("torch._inductor.compile_fx", "harness.domain.pipelines")
+                               if name in sys.modules],
                   "kernel_modules": [name for name in sys.modules if name == "kernels" or name.startswith("kernels.")]}))
 """
 ALONE = "from torch._inductor.cpu_vec_isa import pick_vec_isa; print(pick_vec_isa())"
@@ -175,5 +176,5 @@ def test_the_warm_up_picks_inductors_own_isa_imports_inductor_and_no_kernel_and_
     assert warmed["picked"] == answers[1]
     assert set(warmed["valid"]) <= set(warmed["asked_ahead"])
     assert warmed["threads"] == 1
-    assert warmed["imported"] == ["torch._inductor.compile_fx", "harness.pipelines"]
+    assert warmed["imported"] == ["torch._inductor.compile_fx", "harness.domain.pipelines"]
     assert warmed["kernel_modules"] == []

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cell import CellRequest, run_inline
-from harness.environment import resolve_tier
-from harness.registry import load_specs
+from harness.domain.registry import load_specs
+from harness.run.cell import CellRequest, run_inline
+from harness.run.environment import resolve_tier
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

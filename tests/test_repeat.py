@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.repeat import RepeatError, combine_runs, parse_repeat
 from harness.results import CellResult, read_results
+from harness.run.repeat import RepeatError, combine_runs, parse_repeat
 
 REPO = Path(__file__).resolve().parents[1]
 FLAKY_KERNELS = REPO / "tests" / "faults" / "flaky_kernels.py"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.results import read_results
-from harness.resume import ResumeError, check_resumable, repair_torn_tail, resume_command
+from harness.run.resume import ResumeError, check_resumable, repair_torn_tail, resume_command
 
 REPO = Path(__file__).resolve().parents[1]
 ENVIRONMENT = {"torch": "2.13.0+cpu", "triton": "3.7.1", "tier": "cpu", "cpu_count": 2}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.selection import SelectionError, select_cells, validate
+from harness.run.selection import SelectionError, select_cells, validate
 from harness.vocab import PIPELINES, STYLES
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.results import read_results
-from harness.selection import select_cells
-from harness.shard import (
+from harness.run.selection import select_cells
+from harness.run.shard import (
     Shard,
     ShardError,
     assign_groups,

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from harness.pipelines.common import CellContext, StageFailure, stage_clock, staged
+from harness.domain.pipelines.common import CellContext, StageFailure, stage_clock, staged
 
 
 def context() -> CellContext:

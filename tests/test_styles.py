@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from harness.environment import resolve_tier
-from harness.spec import no_launch_wrap
-from harness.styles import build_style
+from harness.domain.spec import no_launch_wrap
+from harness.domain.styles import build_style
+from harness.run.environment import resolve_tier
 from harness.vocab import STYLES
 from kernels import add, silu, sin
 
@@ -40,7 +40,7 @@ def test_the_cpu_tier_can_autotune(tmp_path):
     """Without the CPU tier's wall-clock benchmarker, Triton's autotuner asks for a GPU driver and fails."""
     if resolve_tier("auto") != "cpu":
         pytest.skip("the autotune shim is for the CPU interpreter tier")
-    from harness.cell import CellRequest, run_inline
+    from harness.run.cell import CellRequest, run_inline
 
     for kernel in ("add_autotuned", "autotune_prune_configs", "autotune_reset_to_zero", "autotune_restore_value"):
         result = run_inline(CellRequest(kernel, "raw", "eager", tier="cpu"))

@@ -1,7 +1,7 @@
 """The vocabulary of DESIGN.md is one list, and every part of the harness uses exactly it."""
 
-from harness.pipelines import RUNNERS
-from harness.styles import BUILDERS
+from harness.domain.pipelines import RUNNERS
+from harness.domain.styles import BUILDERS
 from harness.vocab import PIPELINE_FAMILIES, PIPELINES, STYLES, cell_id, split_cell_id
 
 

@@ -1,4 +1,4 @@
-"""Workers forked from the run's zygote (`--worker-start zygote`, harness.zygote_python).
+"""Workers forked from the run's zygote (`--worker-start zygote`, harness.run.zygote_python).
 
 What must hold for a forked worker to stand in for xdist's own new Python: the code runs with the
 caller's stdin, stdout, stderr, environment and folder; the caller leaves with the worker's exit status
@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from zygote_helpers import assert_no_zygote_left, cells_of
 
-from harness import loader_zygote, zygote_python
-from harness.environment import resolve_tier, usable_cpu_count
+from harness.run import loader_zygote, zygote_python
+from harness.run.environment import resolve_tier, usable_cpu_count
 
 TIER = resolve_tier("auto")
 REPO = Path(__file__).resolve().parents[1]
@@ -171,10 +171,10 @@ def test_the_default_worker_start_is_the_zygote_in_worker_isolation_only(isolati
 def test_the_controller_names_the_stand_in_as_each_workers_python_and_falls_back_when_no_zygote_starts(monkeypatch, tmp_path):
     from types import SimpleNamespace
 
-    import harness.pytest_plugin
-    from harness import xdist_hooks
+    import harness.plugin.pytest_plugin
+    from harness.plugin import xdist_hooks
 
-    monkeypatch.setattr(harness.pytest_plugin, "loader_dir", lambda config: tmp_path)
+    monkeypatch.setattr(harness.plugin.pytest_plugin, "loader_dir", lambda config: tmp_path)
     option = SimpleNamespace(matrix_tier="cpu", matrix_worker_start="zygote", tx=["popen", "popen"])
     config = SimpleNamespace(option=option)
     monkeypatch.setattr(loader_zygote, "ensure_started", lambda directory, owner, tier: 1)

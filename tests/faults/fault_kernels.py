@@ -19,7 +19,7 @@ import torch
 import triton
 import triton.language as tl
 
-from harness.spec import KernelSpec, identity_wrap
+from harness.domain.spec import KernelSpec, identity_wrap
 from kernels import add, sin
 
 # Markdown, HTML and 10,000 characters on the first line, then more lines: what a report must never let through raw.
@@ -74,9 +74,9 @@ def _raise_hostile(x) -> None:
 
 def _corrupt_then_raise(x) -> None:
     """Leave the process poisoned four ways, then fail: a later cell in this process would see all of it."""
-    import harness.checking
+    import harness.domain.checking
 
-    harness.checking.TOLERANCES[torch.float32] = (-1.0, -1.0)  # a monkey-patched module: every fp32 check fails
+    harness.domain.checking.TOLERANCES[torch.float32] = (-1.0, -1.0)  # a monkey-patched module: every fp32 check fails
     torch.empty_like = lambda x, **kwargs: torch.zeros(1, dtype=x.dtype)  # a monkey-patched torch
     torch._dynamo.config.suppress_errors = True  # a changed torch config
     torch.library.define("tcm_fault::leftover", "(Tensor x) -> Tensor")  # an extra registered op
@@ -85,7 +85,7 @@ def _corrupt_then_raise(x) -> None:
 
 def _corrupt_torch_then_raise(x) -> None:
     """A changed torch config, an extra kernel registered on an existing op, a monkey-patched harness module."""
-    import harness.pipelines.common
+    import harness.domain.pipelines.common
 
     torch.set_default_device("meta")  # every later factory call makes meta tensors
     library = torch.library.Library("aten", "IMPL")  # add.Tensor now returns zeros on CPU and CUDA
@@ -96,7 +96,7 @@ def _corrupt_torch_then_raise(x) -> None:
     def never_matches(*args, **kwargs):
         raise AssertionError("monkey-patched checker: nothing matches")
 
-    harness.pipelines.common.assert_matches = never_matches
+    harness.domain.pipelines.common.assert_matches = never_matches
     raise RuntimeError("raised after setting the default device to meta, overriding aten::add and patching the checker")
 
 

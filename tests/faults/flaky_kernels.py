@@ -11,7 +11,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from harness.spec import identity_wrap
+from harness.domain.spec import identity_wrap
 from kernels import add
 
 _verdict: tuple[int, bool] | None = None  # (this process's count, whether it fails), decided on its first launch

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from harness.environment import resolve_tier
 from harness.results import CellResult, read_results
+from harness.run.environment import resolve_tier
 
 FAULTS_MODULE = Path(__file__).with_name("fault_kernels.py")
 REPO = Path(__file__).resolve().parents[2]
@@ -215,7 +215,7 @@ def test_a_hostile_message_is_bounded_in_the_results_and_escaped_in_every_report
 def test_the_torch_dirty_fault_would_poison_a_shared_process() -> None:
     """Without isolation its corruption reaches the next cell: proof that the witnesses test something."""
     script = (
-        "from harness.cell import CellRequest, run_inline\n"
+        "from harness.run.cell import CellRequest, run_inline\n"
         f"spec = dict(tier='cpu', kernels_from=[{str(FAULTS_MODULE)!r}])\n"
         "print(run_inline(CellRequest('after_add', 'raw', 'eager', **spec)).outcome)\n"
         "print(run_inline(CellRequest('fault_dirty_torch', 'raw', 'eager', **spec)).outcome)\n"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.environment import resolve_tier
 from harness.results import read_results
+from harness.run.environment import resolve_tier
 
 REPO = Path(__file__).resolve().parents[2]
 FAULTS = Path(__file__).with_name("fault_kernels.py")

@@ -13,7 +13,7 @@ import dataclasses
 
 import torch
 
-from harness.spec import identity_wrap
+from harness.domain.spec import identity_wrap
 from kernels import add
 
 POISONED = "CUDA error: an illegal memory access was encountered (imitated on the CPU tier)"

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.cell import CellRequest, run_inline
-from harness.environment import resolve_tier
-from harness.inputs import InputCase, case_inputs, explicit_cases
+from harness.domain.inputs import InputCase, case_inputs, explicit_cases
+from harness.run.cell import CellRequest, run_inline
+from harness.run.environment import resolve_tier
 from kernels import softmax
 
 TIER = resolve_tier("auto")

@@ -7,9 +7,9 @@ from typing import Any
 
 import torch
 
-from harness.checking import assert_close_to_exact, assert_matches
-from harness.inputs import FailingExample, InputCase, case_inputs, explore
-from harness.pipelines.common import (
+from harness.domain.checking import assert_close_to_exact, assert_matches
+from harness.domain.inputs import FailingExample, InputCase, case_inputs, explore
+from harness.domain.pipelines.common import (
     CellContext,
     StageFailure,
     check_call,

@@ -1,4 +1,4 @@
-"""`python -m harness.cell_worker WORKDIR`: one cell in a brand-new interpreter (isolation mode `process`)."""
+"""`python -m harness.run.cell_worker WORKDIR`: one cell in a brand-new interpreter (isolation mode `process`)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from harness.cell import CellRequest
-from harness.isolation import child_main
+from harness.run.cell import CellRequest
+from harness.run.isolation import child_main
 
 if __name__ == "__main__":
     workdir = Path(sys.argv[1])

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.repeat import parse_repeat
 from harness.results import ResultsFileError, read_results
-from harness.resume import check_resumable, repair_torn_tail, resume_command
-from harness.selection import Cell
-from harness.shard import Shard, load_durations, parse_shard, shard_cells
+from harness.run.repeat import parse_repeat
+from harness.run.resume import check_resumable, repair_torn_tail, resume_command
+from harness.run.selection import Cell
+from harness.run.shard import Shard, load_durations, parse_shard, shard_cells
 
 
 class PlanError(ValueError):

@@ -7,11 +7,11 @@ Inductor's CPU ISA probe, which `aoti_load_package` runs (10 child Pythons that 
 before its first compile. `aoti_fresh_process` asks whether a package runs in a process that never
 imported the kernel's module; forking each loader from one process that did those two things once,
 never touched CUDA and never imported a kernel module, keeps that question and drops the repeated cost.
-The loader child is `harness.aoti_loader.main`, as in a new Python; its report still lists any kernel
+The loader child is `harness.run.aoti_loader.main`, as in a new Python; its report still lists any kernel
 module it finds imported. A worker child runs the code xdist would give a new Python (`_worker_child`,
-asked for by harness.zygote_python).
+asked for by harness.run.zygote_python).
 
-- Server: `python -m harness.loader_zygote DIR OWNER_PID TIER`. It binds DIR/zygote.sock first (clients
+- Server: `python -m harness.run.loader_zygote DIR OWNER_PID TIER`. It binds DIR/zygote.sock first (clients
   may connect while it warms up), leaves when OWNER_PID is gone and its children have ended. A request is
   one byte (`L` a loader, `W` a worker, which carries its stdin, stdout and stderr) and one JSON line; the
   answer to a loader is one JSON line `{"returncode": N, "timed_out": bool, "pid": P}` (N < 0: the signal
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
+from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
 
 PID_FILE, LOCK, LOG = "zygote.pid", "start.lock", "zygote.log"
 WARMUP_FILE = "warmup.json"  # how long the warm-up took and when it ended, for the run's header
@@ -152,7 +152,7 @@ def ensure_started(directory: Path, owner_pid: int, tier: str) -> int:
         (directory / SOCKET).unlink(missing_ok=True)
         with open(directory / LOG, "a") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "harness.loader_zygote", str(directory), str(owner_pid), tier],
+                [sys.executable, "-m", "harness.run.loader_zygote", str(directory), str(owner_pid), tier],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,  # outlives the (forked) cell that started it; the owner's end ends it
             )
@@ -167,7 +167,7 @@ def ensure_started(directory: Path, owner_pid: int, tier: str) -> int:
 
 def run_loader(directory: Path, owner_pid: int, tier: str, argv: list[str], env: dict[str, str],
                timeout_s: float, log: Path) -> LoaderRun:
-    """Have the zygote fork a loader for `argv` (harness.aoti_loader's arguments) and wait for its exit status.
+    """Have the zygote fork a loader for `argv` (harness.run.aoti_loader's arguments) and wait for its exit status.
 
     A zygote that died without removing its socket (killed) refuses the connection: it is started again, once."""
     request = LOADER_REQUEST + (json.dumps({"argv": argv, "env": env, "timeout_s": timeout_s, "log": str(log)}) + "\n").encode()
@@ -210,7 +210,7 @@ def _warm(tier: str) -> None:
     CUDA and an AOTI cell); each worker would otherwise import it before its first cell (3.1 s there).
     The ISA candidates are probed at once while the imports run (`_probe_vec_isas`).
     """
-    from harness.environment import enter_tier
+    from harness.run.environment import enter_tier
 
     enter_tier(tier)
     saved = os.environ.get(NVML_CHECK)
@@ -220,9 +220,9 @@ def _warm(tier: str) -> None:
         from torch._inductor.cpu_vec_isa import pick_vec_isa
 
         with _probe_vec_isas():
-            import harness.aoti_loader  # noqa: F401
-            import harness.pipelines  # noqa: F401  (what every cell imports; no kernel module among it)
-            from harness.isolation import warm_imports
+            import harness.domain.pipelines  # noqa: F401  (what every cell imports; no kernel module among it)
+            import harness.run.aoti_loader  # noqa: F401
+            from harness.run.isolation import warm_imports
 
             warm_imports()
         pick_vec_isa()  # functools-cached per process: every forked loader inherits the answer
@@ -301,13 +301,13 @@ def _loader_child(request: dict[str, Any]) -> int:
     descriptor = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(descriptor, 1)
     os.dup2(descriptor, 2)
-    from harness.aoti_loader import main
+    from harness.run.aoti_loader import main
 
     return main(request["argv"])
 
 
 def _worker_child(request: dict[str, Any], descriptors: list[int]) -> int:
-    """In a forked xdist worker: what `python -u -c CODE` would be, started by the caller (harness.zygote_python).
+    """In a forked xdist worker: what `python -u -c CODE` would be, started by the caller (harness.run.zygote_python).
 
     Its stdin, stdout and stderr are the caller's (execnet's pipes), its environment and folder the caller's;
     the code runs as `__main__`, and the process ends as Python ends one: non-daemon threads joined, atexit run."""
@@ -424,7 +424,7 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
         readable, _, _ = select.select([listener, *workers], [], [], 0.2)
         for client in readable:
             if client is not listener and _went_away(client) and workers[client] not in killed:
-                os.kill(workers[client], signal.SIGKILL)  # its caller (harness.zygote_python) is gone: so is the worker
+                os.kill(workers[client], signal.SIGKILL)  # its caller (harness.run.zygote_python) is gone: so is the worker
                 killed.add(workers[client])
         if listener in readable and _alive(owner_pid):
             connection, _ = listener.accept()

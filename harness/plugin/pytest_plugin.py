@@ -16,20 +16,20 @@ from typing import Any
 
 import pytest
 
-from harness.isolation import ISOLATION_MODES
-from harness.loader_zygote import FRESH_LOADERS, WORKER_STARTS, read_warmup
-from harness.repeat import RepeatError, parse_repeat, run_repeated
 from harness.results import CellResult, ResultsWriter, header_record, read_results
-from harness.resume import ResumeError, check_resumable, repair_torn_tail
-from harness.selection import Cell, SelectionError, select_cells, validate
-from harness.shard import ShardError, load_durations, parse_shard, shard_cells
+from harness.run.isolation import ISOLATION_MODES
+from harness.run.loader_zygote import FRESH_LOADERS, WORKER_STARTS, read_warmup
+from harness.run.repeat import RepeatError, parse_repeat, run_repeated
+from harness.run.resume import ResumeError, check_resumable, repair_torn_tail
+from harness.run.selection import Cell, SelectionError, select_cells, validate
+from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
+from harness.run.zygote_python import STARTED_VARIABLE
 from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
-from harness.zygote_python import STARTED_VARIABLE
 
-pytest_plugins = ["harness.xdist_hooks"]  # GPU pinning of xdist workers, and the controller's side of worker isolation
+pytest_plugins = ["harness.plugin.xdist_hooks"]  # GPU pinning of xdist workers, and the controller's side of worker isolation
 RESULT_PROPERTY = "matrix_cell"
 DEFAULT_TIMEOUT_S = {"gpu": 300.0, "cpu": 600.0}
-EXPECTED_DIR = Path(__file__).resolve().parent.parent / "matrix" / "expected"
+EXPECTED_DIR = Path(__file__).resolve().parents[2] / "matrix" / "expected"
 _state_key = pytest.StashKey["MatrixState"]()
 _loader_key = pytest.StashKey[Path]()
 
@@ -51,11 +51,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "a worker is replaced after a crash, a timeout or a CUDA error")
     group.addoption("--matrix-fresh-loader", choices=FRESH_LOADERS, default="zygote",
                     help="how aoti_fresh_process gets its new process: zygote = forked from one process per run that "
-                         "imported torch only (harness.loader_zygote); spawn = a new Python per cell")
+                         "imported torch only (harness.run.loader_zygote); spawn = a new Python per cell")
     group.addoption("--matrix-worker-start", choices=WORKER_STARTS, default="spawn",
                     help="how xdist workers start: spawn = a new Python each (xdist's own way); zygote = forked from "
                          "the run's zygote, which imported torch and ran Inductor's CPU ISA probe once "
-                         "(harness.zygote_python)")
+                         "(harness.run.zygote_python)")
     group.addoption("--matrix-cold-cache", action="store_true",
                     help="every cell gets empty Inductor and Triton cache folders")
     group.addoption("--matrix-timeout", type=float, default=None, metavar="SECONDS",
@@ -77,8 +77,8 @@ class MatrixState:
     """Per-process state, made on first use so that runs collecting no matrix suite never import torch."""
 
     def __init__(self, config: pytest.Config) -> None:
-        from harness.environment import enter_tier, resolve_tier
-        from harness.registry import load_specs
+        from harness.domain.registry import load_specs
+        from harness.run.environment import enter_tier, resolve_tier
 
         option = config.option
         self.config = config
@@ -112,9 +112,9 @@ class MatrixState:
 
     def _point_at_loader(self) -> None:
         """Where this process's aoti_fresh_process loads go: with `zygote`, the run's zygote (the one the xdist
-        controller made, harness.xdist_hooks, or this process's own); never one inherited from another run."""
-        from harness.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
-        from harness.xdist_hooks import LOADER
+        controller made, harness.plugin.xdist_hooks, or this process's own); never one inherited from another run."""
+        from harness.plugin.xdist_hooks import LOADER
+        from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
 
         for variable in (LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE):
             os.environ.pop(variable, None)
@@ -130,7 +130,7 @@ class MatrixState:
         """Cells already in the file are not run again; its controls still judge the styles run now."""
         if not path:
             return set()
-        from harness.environment import describe
+        from harness.run.environment import describe
 
         results = check_resumable(path, describe(self.tier))  # checked before the file is touched
         if _is_controller(self.config):  # before any worker reads it; the cells read above stay the same
@@ -154,7 +154,7 @@ class MatrixState:
         this one (an xdist controller sets its own before it starts its workers) and is replaced: keeping it made
         every worker of a run share the controller's caches (measured on the H100: concurrent first AOTInductor
         compiles left a package with an empty JSON file)."""
-        from harness.environment import caches_root
+        from harness.run.environment import caches_root
 
         shared = caches_root()
         root = shared / f"{os.getppid()}-{self.worker}"
@@ -165,9 +165,9 @@ class MatrixState:
 
 
 def loader_dir(config: pytest.Config) -> Path:
-    """This run's loader-zygote folder, made once by the process that owns the run (harness.loader_zygote)."""
+    """This run's loader-zygote folder, made once by the process that owns the run (harness.run.loader_zygote)."""
     if _loader_key not in config.stash:
-        from harness.loader_zygote import make_loader_dir
+        from harness.run.loader_zygote import make_loader_dir
 
         config.stash[_loader_key] = make_loader_dir()
     return config.stash[_loader_key]
@@ -175,7 +175,7 @@ def loader_dir(config: pytest.Config) -> Path:
 
 def point_at_loader_zygote(directory: Path | str, owner_pid: int) -> None:
     """Fresh-process AOTI cells of this process, and of the cell processes it makes, use that zygote."""
-    from harness.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
+    from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
 
     os.environ[LOADER_DIR_VARIABLE] = str(directory)
     os.environ[LOADER_OWNER_VARIABLE] = str(owner_pid)
@@ -183,7 +183,7 @@ def point_at_loader_zygote(directory: Path | str, owner_pid: int) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _loader_key in config.stash:
-        from harness.loader_zygote import stop
+        from harness.run.loader_zygote import stop
 
         stop(config.stash[_loader_key])
         del config.stash[_loader_key]
@@ -193,15 +193,15 @@ def _load_baseline(directory: str, tier: str) -> dict[str, str] | None:
     """The reviewed expected outcomes for this torch/triton/tier, if any were recorded."""
     if directory == "none":
         return None
-    from harness.environment import describe
     from harness.report.baseline import load_baseline
+    from harness.run.environment import describe
 
     return load_baseline(directory, describe(tier))
 
 
 def matrix_state(config: pytest.Config) -> MatrixState:
     if _state_key not in config.stash:
-        from harness.registry import KernelSourceError
+        from harness.domain.registry import KernelSourceError
 
         try:
             config.stash[_state_key] = MatrixState(config)
@@ -230,7 +230,7 @@ def _matrix_cell(item: pytest.Item) -> Cell | None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Drop the placeholder items of suites whose pipelines were all filtered out (pytest's empty parameter set);
-    with --matrix-durations-from, put the cells longest group first (harness.shard.longest_groups_first)."""
+    with --matrix-durations-from, put the cells longest group first (harness.run.shard.longest_groups_first)."""
     empty = [item for item in items if "matrix_cell" in getattr(item, "fixturenames", ()) and _matrix_cell(item) is None]
     if empty:
         config.hook.pytest_deselected(items=empty)
@@ -238,7 +238,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     cells = {item: cell for item in items if (cell := _matrix_cell(item)) is not None}
     if not config.option.matrix_durations_from or not cells:
         return
-    from harness.shard import longest_groups_first
+    from harness.run.shard import longest_groups_first
 
     durations = matrix_state(config).durations or {}
     rank = {cell.id: position for position, cell in enumerate(longest_groups_first(list(cells.values()), durations))}
@@ -261,25 +261,25 @@ def matrix_run(request: pytest.FixtureRequest) -> Any:
 
 
 def _request(state: MatrixState, cell: Cell) -> Any:
-    from harness.cell import CellRequest
+    from harness.run.cell import CellRequest
 
     return CellRequest(cell.kernel, cell.style, cell.pipeline, state.tier, kernels_from=state.kernels_from, worker=state.worker,
                        cold_cache=state.cold_cache)
 
 
 def run_cell(state: MatrixState, cell: Cell) -> CellResult:
-    from harness.cell import result_for
-    from harness.isolation import run_isolated
-    from harness.pipelines.requirements import skip_reason
+    from harness.domain.pipelines.requirements import skip_reason
+    from harness.run.cell import result_for
+    from harness.run.isolation import run_isolated
 
     request = _request(state, cell)
     reason = skip_reason(state.specs[cell.kernel], cell.pipeline, state.tier)
     if reason:  # known without building anything: no process spent on it
         return result_for(request, "skip", reason=reason, detail={"decided_by": "parent"})
     result = run_repeated(lambda: run_isolated(request, state.timeout_s, state.isolation), state.repeat)
-    if state.gpu is not None:  # the GPU this worker was pinned to (harness.xdist_hooks)
+    if state.gpu is not None:  # the GPU this worker was pinned to (harness.plugin.xdist_hooks)
         result.detail["gpu"] = state.gpu
-    if state.worker_started_by is not None:  # how this xdist worker started (harness.zygote_python)
+    if state.worker_started_by is not None:  # how this xdist worker started (harness.run.zygote_python)
         result.detail["worker_start"] = state.worker_started_by
     result.detail["cpu_threads"] = _cpu_threads()  # what the run's share of the cores came to in torch here
     if cell.style == CONTROL_STYLE:
@@ -291,7 +291,7 @@ def run_cell(state: MatrixState, cell: Cell) -> CellResult:
 
 def _cpu_threads() -> int:
     """This process's intra-op threads: its cells' (a forked cell inherits them; a new Python reads the same
-    OMP_NUM_THREADS, harness.environment.share_cores)."""
+    OMP_NUM_THREADS, harness.run.environment.share_cores)."""
     import torch
 
     return torch.get_num_threads()
@@ -306,7 +306,7 @@ def judge_by_control(state: MatrixState, cell: Cell, result: CellResult) -> None
     """
     key = (cell.kernel, cell.pipeline)
     if key not in state.controls:
-        from harness.isolation import run_isolated
+        from harness.run.isolation import run_isolated
 
         control_cell = Cell(cell.kernel, CONTROL_STYLE, cell.pipeline)
         control_request = _request(state, control_cell)
@@ -369,7 +369,7 @@ def command_line() -> list[str]:
 
 
 def default_results_path(environment: dict[str, Any]) -> Path:
-    from harness.environment import environment_tag
+    from harness.run.environment import environment_tag
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     return Path(".matrix-results") / f"results-{environment_tag(environment)}-{stamp}.jsonl"
@@ -403,7 +403,7 @@ class ResultsRecorder:
         self.started_at = time.time()  # the run's start: the header is written only when the first cell ends
 
     def _open_writer(self) -> ResultsWriter:
-        from harness.environment import describe
+        from harness.run.environment import describe
 
         state = matrix_state(self.config)
         environment = describe(state.tier)
@@ -439,7 +439,7 @@ class ResultsRecorder:
             self.writer = self._open_writer()
         result = CellResult.from_record(dict(records[0]))  # type: ignore[call-overload]
         self.writer.write_cell(result)
-        if result.style == CONTROL_STYLE:  # judges a style whose worker dies (harness.xdist_hooks)
+        if result.style == CONTROL_STYLE:  # judges a style whose worker dies (harness.plugin.xdist_hooks)
             matrix_state(self.config).controls[(result.kernel, result.pipeline)] = result
         self.finished += 1
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -452,7 +452,7 @@ class ResultsRecorder:
         if self.writer is None or self.results_path is None:
             return
         self.writer.close()
-        from harness.summary import render_summary
+        from harness.report.summary import render_summary
 
         terminalreporter.section("triton-compat-matrix")
         terminalreporter.write_line(render_summary(read_results(self.results_path)))

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.interpreter import INTERPRETER_AUTOTUNE
+from harness.domain.interpreter import INTERPRETER_AUTOTUNE
 
 
 def query_gpus() -> list[dict[str, str]]:
@@ -52,16 +52,16 @@ def enter_tier(tier: str) -> None:
     On the GPU every isolated cell would start Inductor's own pool of compile workers; compiling in the
     cell's process instead was 1.28x faster on the H100 (60 compile/export cells, 16 cores, identical
     outcomes; README). A value the user set is kept. On both tiers, the Pythons a run starts get a
-    bytecode cache where the environment forbids one (harness.bytecode).
+    bytecode cache where the environment forbids one (harness.run.bytecode).
     """
-    from harness.bytecode import enable_bytecode_cache
+    from harness.run.bytecode import enable_bytecode_cache
 
     enable_bytecode_cache()
     if tier == "gpu":
         os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     if tier == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
-        from harness.interpreter import enable_autotune_on_interpreter
+        from harness.domain.interpreter import enable_autotune_on_interpreter
 
         enable_autotune_on_interpreter()
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import torch
 
-from harness.checking import assert_matches
-from harness.spec import KernelSpec
-from harness.styles import BuiltOp, SkipCell
+from harness.domain.checking import assert_matches
+from harness.domain.spec import KernelSpec
+from harness.domain.styles import BuiltOp, SkipCell
 
 __all__ = ["CellContext", "StageFailure", "SkipCell", "staged", "check_call", "clone_args"]
 

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.evidence import error_type, first_line
+from harness.domain.evidence import error_type, first_line
 from harness.results import CellResult
 from harness.vocab import cell_id
 
@@ -53,17 +53,17 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     if request.cold_cache:  # before anything compiles; the caller's environment is restored after the cell
         for variable, name in CACHE_VARIABLES:
             os.environ[variable] = str(workdir / "cold-cache" / name)
-    from harness.checking import MismatchError
-    from harness.environment import enter_tier
+    from harness.domain.checking import MismatchError
+    from harness.run.environment import enter_tier
 
     enter_tier(request.tier)
     import torch
 
-    from harness.pipelines import RUNNERS
-    from harness.pipelines.common import CellContext, StageFailure, staged
-    from harness.pipelines.requirements import skip_reason
-    from harness.registry import load_specs
-    from harness.styles import SkipCell, build_style
+    from harness.domain.pipelines import RUNNERS
+    from harness.domain.pipelines.common import CellContext, StageFailure, staged
+    from harness.domain.pipelines.requirements import skip_reason
+    from harness.domain.registry import load_specs
+    from harness.domain.styles import SkipCell, build_style
 
     started = time.perf_counter()
     torch.manual_seed(request.seed)

@@ -24,7 +24,7 @@ DONT_WRITE, PREFIX = "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"
 
 def default_prefix() -> Path:
     """One per user, shared by runs and workers: importlib writes each file atomically, so they never race."""
-    from harness.environment import caches_root
+    from harness.run.environment import caches_root
 
     return caches_root() / "pycache"
 

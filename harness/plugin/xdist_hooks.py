@@ -1,8 +1,8 @@
 """pytest-xdist hooks of the matrix: GPU pinning of workers, and the controller's side of `--matrix-isolation worker`.
 
-Loaded with harness.pytest_plugin. Every hook is inert unless xdist runs the matrix.
+Loaded with harness.plugin.pytest_plugin. Every hook is inert unless xdist runs the matrix.
 - Pinning (every isolation mode): on a machine with several GPUs, the controller gives each new worker
-  one GPU (harness.gpus) and the worker sets CUDA_VISIBLE_DEVICES to it before CUDA starts.
+  one GPU (harness.run.gpus) and the worker sets CUDA_VISIBLE_DEVICES to it before CUDA starts.
 - Worker mode: each worker gets a folder under a run folder the controller made; when a worker dies,
   xdist calls `pytest_handlecrashitem` and the controller turns what the worker left there into the
   cell's `crash` or `timeout` record, attached to the report like any cell's result. The run goes on
@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
-from harness.cell import CellRequest
-from harness.environment import share_cores
-from harness.gpus import GpuPins, visible_gpus
-from harness.zygote_python import STARTED_VARIABLE
+from harness.run.cell import CellRequest
+from harness.run.environment import share_cores
+from harness.run.gpus import GpuPins, visible_gpus
+from harness.run.zygote_python import STARTED_VARIABLE
 
 WORKER_ROOT, GPU, LOADER = "tcm_worker_root", "tcm_gpu", "tcm_loader"
-ZYGOTE_PYTHON = str(Path(__file__).with_name("zygote_python.py"))  # the stand-in for a worker's Python
+ZYGOTE_PYTHON = str(Path(__file__).resolve().parent.parent / "run" / "zygote_python.py")  # the stand-in for a worker's Python
 MAX_WORKER_RESTARTS = "100000"  # worker mode replaces a worker after every crash, timeout or CUDA error
 _pins_key = pytest.StashKey[GpuPins]()
 _root_key = pytest.StashKey[Path]()
@@ -45,7 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if workerinput.get(GPU) is not None:
             os.environ["CUDA_VISIBLE_DEVICES"] = workerinput[GPU]
         if _isolation(config) == "worker" and workerinput.get(WORKER_ROOT):
-            from harness.worker_mode import configure
+            from harness.run.worker_mode import configure
 
             configure(Path(workerinput[WORKER_ROOT]) / workerinput["workerid"])
         return
@@ -74,11 +74,11 @@ def _worker_count(config: pytest.Config) -> int:
 def _start_workers_from_zygote(config: pytest.Config) -> None:
     """--matrix-worker-start zygote: every xdist worker (a replacement included) is forked from the run's zygote.
 
-    xdist starts a worker as `PYTHON -u -c CODE`; PYTHON becomes harness.zygote_python, which has the zygote
+    xdist starts a worker as `PYTHON -u -c CODE`; PYTHON becomes harness.run.zygote_python, which has the zygote
     fork it. The zygote starts now, so that its warm-up overlaps the controller's collection."""
-    from harness.environment import resolve_tier
-    from harness.loader_zygote import ZygoteUnavailable, ensure_started
-    from harness.pytest_plugin import loader_dir
+    from harness.plugin.pytest_plugin import loader_dir
+    from harness.run.environment import resolve_tier
+    from harness.run.loader_zygote import ZygoteUnavailable, ensure_started
 
     directory = loader_dir(config)
     try:
@@ -101,7 +101,7 @@ def _pins(config: pytest.Config) -> GpuPins:
     if _pins_key not in config.stash:
         visible: list[str] = []
         if getattr(config.option, "matrix_tier", "auto") != "cpu":
-            from harness.environment import query_gpus
+            from harness.run.environment import query_gpus
 
             visible = visible_gpus(os.environ, len(query_gpus()))
         config.stash[_pins_key] = GpuPins(visible if len(visible) > 1 else [])
@@ -114,7 +114,7 @@ def pytest_configure_node(node: Any) -> None:
     config = node.config
     node.workerinput[GPU] = _pins(config).assign(node.gateway.id)
     if getattr(config.option, "matrix_fresh_loader", None) == "zygote":
-        from harness.pytest_plugin import loader_dir
+        from harness.plugin.pytest_plugin import loader_dir
 
         node.workerinput[LOADER] = [str(loader_dir(config)), os.getpid()]
     if _root_key in config.stash:
@@ -207,8 +207,8 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     cell = cell_id_of(crashitem)
     if cell is None:
         return
-    from harness import worker_mode
-    from harness.pytest_plugin import RESULT_PROPERTY, evidence_line, mark_env, matrix_state
+    from harness.plugin.pytest_plugin import RESULT_PROPERTY, evidence_line, mark_env, matrix_state
+    from harness.run import worker_mode
     from harness.vocab import CONTROL_STYLE, split_cell_id
 
     worker = report.node.gateway.id
@@ -227,11 +227,11 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     control = state.controls.get((kernel, pipeline))
     if style != CONTROL_STYLE and control is not None:
         mark_env(result, control)
-    report.when = "call"  # recorded like any cell's report (harness.pytest_plugin.ResultsRecorder)
+    report.when = "call"  # recorded like any cell's report (harness.plugin.pytest_plugin.ResultsRecorder)
     report.user_properties.append((RESULT_PROPERTY, result.to_record()))
     report.longrepr = f"{result.id}: {evidence_line(result)}"
     expected = state.baseline.get(result.id) if state.baseline is not None else None
-    if result.outcome == "env":  # pytest outcomes as harness.pytest_plugin.assert_outcome gives them
+    if result.outcome == "env":  # pytest outcomes as harness.plugin.pytest_plugin.assert_outcome gives them
         report.outcome = "skipped"
         report.longrepr = (report.location[0], 0, f"Skipped: env: {result.reason}")
     elif expected == result.outcome:
@@ -248,6 +248,6 @@ def pytest_report_teststatus(report: Any) -> tuple[str, str, str] | None:
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
     """In a worker-mode worker, after the cell's reports went out: leave if its CUDA context is poisoned."""
-    worker_mode = sys.modules.get("harness.worker_mode")
+    worker_mode = sys.modules.get("harness.run.worker_mode")
     if worker_mode is not None:
         worker_mode.retire_if_poisoned(cell_id_of(nodeid))  # the test's cell: its control may have run after it

@@ -10,9 +10,9 @@ from typing import Any
 
 import torch
 
-from harness.pipelines.common import CellContext, check_result, expected_result, staged
-from harness.pipelines.export import export_program
-from harness.styles import SkipCell
+from harness.domain.pipelines.common import CellContext, check_result, expected_result, staged
+from harness.domain.pipelines.export import export_program
+from harness.domain.styles import SkipCell
 
 FRESH_PROCESS_TIMEOUT_S = 300
 
@@ -54,7 +54,7 @@ def run_aoti_strict(context: CellContext) -> dict[str, Any]:
 
 
 def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
-    """Package here, then load and run in a Python that never imported the kernel's module (harness.aoti_loader)."""
+    """Package here, then load and run in a Python that never imported the kernel's module (harness.run.aoti_loader)."""
     args = context.inputs()
     path = package(context, args, strict=False)
     inputs_path, outputs_path, report_path = (context.workdir / n for n in ("inputs.pt", "outputs.pt", "loader.json"))
@@ -63,7 +63,7 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
     argv = [str(path), str(inputs_path), str(outputs_path), str(report_path)]
     with staged("load", context):
         returncode, stderr, loader = _load_in_fresh_process(context, argv)
-    from harness.aoti_loader import read_report
+    from harness.run.aoti_loader import read_report
 
     report = read_report(report_path)
     if report.get("status") != "ok":
@@ -86,13 +86,13 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
 
 
 def _load_in_fresh_process(context: CellContext, argv: list[str]) -> tuple[int, str, str]:
-    """Run harness.aoti_loader in a process that never imported the kernel's module: forked by this run's loader
-    zygote when the run has one (harness.loader_zygote; --fresh-loader zygote), else a new Python (spawn).
+    """Run harness.run.aoti_loader in a process that never imported the kernel's module: forked by this run's loader
+    zygote when the run has one (harness.run.loader_zygote; --fresh-loader zygote), else a new Python (spawn).
     Returns the loader's exit status (negative: its signal), its output, and which of the two ran it."""
-    from harness.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
+    from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
 
     directory, owner = os.environ.get(LOADER_DIR_VARIABLE), os.environ.get(LOADER_OWNER_VARIABLE)
-    command = [sys.executable, "-m", "harness.aoti_loader", *argv]
+    command = [sys.executable, "-m", "harness.run.aoti_loader", *argv]
     if not directory or not owner:
         completed = subprocess.run(command, capture_output=True, text=True, timeout=FRESH_PROCESS_TIMEOUT_S,
                                    env=dict(os.environ))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.loader_zygote import FRESH_LOADERS, WORKER_STARTS
+from harness.run.loader_zygote import FRESH_LOADERS, WORKER_STARTS
 from harness.vocab import STYLES
 
 REFERENCE_MODE = "process"
@@ -109,9 +109,9 @@ def _split(values: str) -> list[str]:
 
 def command_bench(args: argparse.Namespace) -> int:
     from harness.cli import CliError, _load
-    from harness.environment import describe
-    from harness.isolation import ISOLATION_MODES
-    from harness.selection import SelectionError, select_cells, validate
+    from harness.run.environment import describe
+    from harness.run.isolation import ISOLATION_MODES
+    from harness.run.selection import SelectionError, select_cells, validate
     from harness.vocab import PIPELINES
 
     loaded = _load(args)
@@ -127,7 +127,7 @@ def command_bench(args: argparse.Namespace) -> int:
         named = repr(unknown[0]) if unknown else "(none)"
         raise CliError(f"--modes: unknown isolation mode {named}; valid modes: {', '.join(ISOLATION_MODES)}")
     workers = _counts(args.workers, "--workers", "worker")
-    from harness.shard import ShardError, load_durations, parse_shard, shard_cells
+    from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
 
     try:  # one clear error before anything runs, not one per run
         durations = load_durations(args.durations_from) if args.durations_from else None
@@ -205,7 +205,7 @@ def _counts(value: str, option: str, what: str) -> list[str]:
 def _gpu_counts(value: str | None, environment: dict[str, Any]) -> tuple[list[int | None], list[str]]:
     """The --gpus counts (or [None] when not given) and the GPUs CUDA may use here; CliError when they cannot run."""
     from harness.cli import CliError
-    from harness.gpus import visible_gpus
+    from harness.run.gpus import visible_gpus
 
     if value is None:
         return [None], []

@@ -9,7 +9,7 @@ from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
-from harness.spec import KernelSpec
+from harness.domain.spec import KernelSpec
 
 ENTRY_POINT_GROUP = "triton_compat_matrix.kernels"
 

@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from harness.cell import CellRequest, execute_cell, result_for
 from harness.results import CellResult
+from harness.run.cell import CellRequest, execute_cell, result_for
 
 CURRENT, STAGE, FAULT_LOG, RETIRED = "current.json", "stage", "fault.log", "retired.json"
 CUDA_ERROR = re.compile(r"CUDA error|AcceleratorError|cudaError|illegal memory access|device-side assert")
@@ -167,7 +167,7 @@ def _signal_of(exit_code: int | None, log: str) -> str | None:
 
 def crash_result(request: CellRequest, directory: Path, exit_code: int | None) -> CellResult:
     """The cell a worker died in: `timeout` if faulthandler's watchdog ended it, else `crash` with the signal."""
-    from harness.isolation import death_evidence
+    from harness.run.isolation import death_evidence
 
     current = _read_json(directory / CURRENT)
     started = current.get("started") if current.get("cell") == request.id else None

@@ -1,6 +1,6 @@
 """Which GPU each pytest-xdist worker gets, decided before CUDA starts in it.
 
-The controller never touches CUDA: it counts GPUs with nvidia-smi (harness.environment.query_gpus)
+The controller never touches CUDA: it counts GPUs with nvidia-smi (harness.run.environment.query_gpus)
 and hands each new worker the least-used visible GPU, so that N workers on G GPUs are spread
 round-robin (worker index modulo G) and a worker replaced after a crash takes the freed GPU.
 A user's CUDA_VISIBLE_DEVICES is respected: workers are pinned within it.

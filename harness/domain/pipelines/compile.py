@@ -6,15 +6,15 @@ from typing import Any
 
 import torch
 
-from harness.pipelines.common import CellContext, StageFailure, check_result, expected_result, stage_clock, staged
-from harness.pipelines.eager import check_backward
+from harness.domain.pipelines.common import CellContext, StageFailure, check_result, expected_result, stage_clock, staged
+from harness.domain.pipelines.eager import check_backward
 
 
 def compile_stage(exc: BaseException) -> str:
     """Where a torch.compile call failed: Dynamo's tracing, Inductor's compiling, or the compiled code running."""
     from torch._dynamo import exc as dynamo_exc
 
-    from harness.evidence import unwrap
+    from harness.domain.evidence import unwrap
 
     if isinstance(exc, dynamo_exc.BackendCompilerFailed):
         return "compile"

@@ -1,4 +1,4 @@
-"""A stand-in for `python` that gets its process forked from the run's zygote (harness.loader_zygote).
+"""A stand-in for `python` that gets its process forked from the run's zygote (harness.run.loader_zygote).
 
 Why: on torch 2.11 every new xdist worker pays `import torch` and Inductor's CPU ISA probe (10 child
 Pythons that import torch) before its first compile: 57-64 s per worker on a busy H200 host, paid once
@@ -23,7 +23,7 @@ import socket
 import sys
 from typing import NoReturn
 
-SOCKET = "zygote.sock"  # the zygote's socket in its folder (harness.loader_zygote uses these two)
+SOCKET = "zygote.sock"  # the zygote's socket in its folder (harness.run.loader_zygote uses these two)
 WORKER_REQUEST = b"W"  # a worker request's first byte
 STARTED_VARIABLE = "TCM_WORKER_START"  # what the worker was started by: zygote or spawn
 

@@ -7,7 +7,7 @@ with the same reason.
 
 from __future__ import annotations
 
-from harness.spec import KernelSpec
+from harness.domain.spec import KernelSpec
 
 NEEDS_GPU: dict[str, str] = {
     "cudagraphs": "CUDA graphs need a GPU",

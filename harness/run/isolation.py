@@ -3,9 +3,9 @@
 Three mechanisms, compared by `python -m harness bench` (README):
 - `fork`: the caller (a pytest worker that has imported torch and triton, and on the CPU tier Dynamo and
   Inductor too, but never touched CUDA) forks one child per cell; the child pays no import cost.
-- `process`: a brand-new interpreter per cell (`python -m harness.cell_worker`), the reference.
+- `process`: a brand-new interpreter per cell (`python -m harness.run.cell_worker`), the reference.
 - `worker`: no process per cell; the cell runs in the pytest-xdist worker itself, which is replaced
-  after a crash, a timeout or a CUDA error (harness.worker_mode).
+  after a crash, a timeout or a CUDA error (harness.run.worker_mode).
 In the first two the parent only waits, reads the child's result file, and turns a death or a
 timeout into `crash` or `timeout`, naming the stage the child had reached.
 """
@@ -24,11 +24,11 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.cell import CellRequest, execute_cell, result_for
 from harness.results import CellResult
+from harness.run.cell import CellRequest, execute_cell, result_for
 
 ISOLATION_MODES = ("fork", "process", "worker")
-# Imported once in a CPU-tier fork parent and in the run's zygote (harness.loader_zygote, both tiers), so that no forked
+# Imported once in a CPU-tier fork parent and in the run's zygote (harness.run.loader_zygote, both tiers), so that no forked
 # cell or worker pays for them (seconds a cell, measured in README).
 WARM_IMPORTS = ("torch._dynamo", "torch._inductor.compile_fx")
 LOG_TAIL_CHARS = 1000
@@ -102,7 +102,7 @@ def _run_process(request: CellRequest, workdir: Path, timeout_s: float) -> tuple
     (workdir / "request.json").write_text(json.dumps(request.to_dict()))
     with open(workdir / "child.log", "ab") as log:
         child = subprocess.Popen(
-            [sys.executable, "-m", "harness.cell_worker", str(workdir)],
+            [sys.executable, "-m", "harness.run.cell_worker", str(workdir)],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         try:
@@ -159,7 +159,7 @@ def run_isolated(request: CellRequest, timeout_s: float, mode: str = "fork", kee
     if mode not in ISOLATION_MODES:
         raise ValueError(f"unknown isolation mode {mode!r}; choose from {', '.join(ISOLATION_MODES)}")
     if mode == "worker":
-        from harness.worker_mode import run_in_worker
+        from harness.run.worker_mode import run_in_worker
 
         return run_in_worker(request, timeout_s)
     workdir = Path(tempfile.mkdtemp(prefix=f"tcm-{request.kernel}-{request.style}-{request.pipeline}-"))

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness.pipelines import aoti, compile, eager, export, subsystems
-from harness.pipelines.common import CellContext
+from harness.domain.pipelines import aoti, compile, eager, export, subsystems
+from harness.domain.pipelines.common import CellContext
 from harness.vocab import PIPELINES
 
 PipelineRunner = Callable[[CellContext], dict[str, Any]]

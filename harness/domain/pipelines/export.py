@@ -7,8 +7,8 @@ from typing import Any
 
 import torch
 
-from harness.pipelines.common import CellContext, check_call, staged
-from harness.signature import named_function
+from harness.domain.pipelines.common import CellContext, check_call, staged
+from harness.domain.signature import named_function
 
 
 def call_module(context: CellContext) -> torch.nn.Module:

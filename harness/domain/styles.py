@@ -14,8 +14,8 @@ from typing import Any
 
 import torch
 
-from harness.signature import named_function
-from harness.spec import KernelSpec, identity_wrap, kernel_name, no_launch_wrap
+from harness.domain.signature import named_function
+from harness.domain.spec import KernelSpec, identity_wrap, kernel_name, no_launch_wrap
 
 
 class SkipCell(Exception):

@@ -6,9 +6,9 @@ from typing import Any
 
 import torch
 
-from harness.checking import assert_matches
-from harness.pipelines.common import CellContext, check_call, clone_args, staged
-from harness.styles import SkipCell
+from harness.domain.checking import assert_matches
+from harness.domain.pipelines.common import CellContext, check_call, clone_args, staged
+from harness.domain.styles import SkipCell
 
 
 class FlopCountMismatch(AssertionError):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.results import ResultsFileError, read_results
-from harness.selection import Cell
+from harness.run.selection import Cell
 
 
 class ShardError(ValueError):

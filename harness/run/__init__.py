@@ -1,0 +1,1 @@
+"""The run: selection, planning, isolation and workers, the environment; turns cells into CellResults."""
