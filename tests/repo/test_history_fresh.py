@@ -19,7 +19,7 @@ from harness.report.history import render_history
 from harness.report.refresh import HISTORY, history_sources, main, refresh_history
 from harness.results import CellResult, ResultsFile
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 CPU = FIXTURES / "cpu-torch2.13.0+cpu-triton3.7.1.jsonl"
 GPU = FIXTURES / "gpu-h100-torch2.11.0+cu130-triton3.6.0-libstdcxx-preload.jsonl"

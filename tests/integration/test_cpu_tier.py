@@ -14,7 +14,7 @@ import pytest
 from harness.results import read_results
 from harness.vocab import STYLES
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # A representative subset that fits CI: one family member of each kind, every style.
 PIPELINES = ["eager", "eager_backward", "compile_fullgraph", "cudagraphs", "compile_visible",
              "export_nonstrict", "aoti", "flop_counter", "cpu_fallback", "tensor_subclass", "vmap", "opcheck"]

@@ -18,7 +18,7 @@ import pytest
 
 from harness.report import docs
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CPU_FIXTURE = REPO / "tests" / "fixtures" / "cpu-torch2.13.0+cpu-triton3.7.1.jsonl"
 CELL = "add/native/cudagraphs"
 

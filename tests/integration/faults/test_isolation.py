@@ -17,7 +17,7 @@ import pytest
 from harness.results import read_results
 
 FAULTS = Path(__file__).with_name("fault_kernels.py")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 WITNESSES = ["add", "after_add", "after_sin"]
 FAULT_KERNELS = ["fault_segfault", "fault_abort", "fault_hang", "fault_exit", "fault_dirty"]
 CONTAINED_ONLY_BY_A_PROCESS = ["fault_dirty"]  # the cost of worker mode (see test_the_dirty_fault_would_poison_a_shared_process)

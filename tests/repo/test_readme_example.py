@@ -9,7 +9,7 @@ from harness.domain.registry import load_specs
 from harness.run.cell import CellRequest, run_inline
 from harness.run.environment import resolve_tier
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 @pytest.fixture(scope="module")

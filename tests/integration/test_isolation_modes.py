@@ -1,6 +1,6 @@
 """Worker isolation (cells in long-lived xdist workers), its fixed scheduler, and --cold-cache.
 
-The crash, abort, exit and hang faults in worker mode are in tests/faults/test_isolation.py;
+The crash, abort, exit and hang faults in worker mode are in tests/integration/faults/test_isolation.py;
 here: what the controller makes of a dead worker's folder, the scheduler under random crashes,
 a CUDA error that retires a worker, and empty caches per cell.
 """
@@ -24,7 +24,7 @@ from harness.run import worker_mode
 from harness.run.cell import CellRequest
 from harness.run.isolation import run_isolated, warm_imports
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 WORKER_KERNELS = Path(__file__).parent / "faults" / "worker_kernels.py"
 REQUEST = CellRequest("add", "raw", "eager", "cpu", worker="gw3")
 

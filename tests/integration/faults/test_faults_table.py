@@ -27,7 +27,7 @@ from harness.results import CellResult, read_results
 from harness.run.environment import resolve_tier
 
 FAULTS_MODULE = Path(__file__).with_name("fault_kernels.py")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 TIER = resolve_tier("auto")
 STYLES = "native,raw"
 WITNESSES = ["add", "after_add"]

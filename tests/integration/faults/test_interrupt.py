@@ -22,7 +22,7 @@ import pytest
 from harness.results import read_results
 from harness.run.environment import resolve_tier
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FAULTS = Path(__file__).with_name("fault_kernels.py")
 TIER = resolve_tier("auto")
 SELECTION = ["--tier", TIER, "-k", "add", "-p", "eager,vmap,export_strict"]  # 15 cells, each a real process

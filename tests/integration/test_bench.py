@@ -12,7 +12,7 @@ import pytest
 from harness.results import read_results
 from harness.run.bench import BenchRun, differences, render_bench
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ENVIRONMENT = {"cpu_count": 16, "gpu": "NVIDIA H100 80GB HBM3", "gpu_count": 1, "tier": "gpu", "torch": "2.11.0+cu130",
                "triton": "3.6.0", "python": "3.12.3"}
 CONTEXT = {"environment": ENVIRONMENT, "cells": 3, "kernels": ["add"], "styles": ["native", "raw"],

@@ -17,7 +17,7 @@ from harness.run.environment import resolve_tier
 from harness.run.subsets import CI_PIPELINES
 from harness.vocab import STYLES
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(resolve_tier("auto") != "cpu", reason="the CI subset is the CPU tier's")]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from report_helpers import cell, mixed_cells, write_results
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 # The committed fixtures and the published GPU results (the whole catalogue, which the docs are rendered from).
 FIXTURES = sorted((REPO / "tests" / "fixtures").glob("*.jsonl")) + [REPO / "reports" / "gpu-results.jsonl"]
 VARIANTS = {"as-written": "0", "shuffled": "1", "reversed": "4242"}  # variant -> PYTHONHASHSEED

@@ -27,7 +27,7 @@ from harness.run.aoti_loader import read_report
 from harness.run.environment import resolve_tier
 
 TIER = resolve_tier("auto")
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

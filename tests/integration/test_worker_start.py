@@ -24,7 +24,7 @@ from harness.run import loader_zygote, zygote_python
 from harness.run.environment import resolve_tier, usable_cpu_count
 
 TIER = resolve_tier("auto")
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 STAND_IN = [sys.executable, "-I", "-S", str(Path(zygote_python.__file__))]
 
 

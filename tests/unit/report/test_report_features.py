@@ -9,7 +9,7 @@ from report_helpers import write_results
 from harness.report.features import FeatureError, only_feature, render_feature_table
 from harness.results import CellResult, read_results
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 KERNELS = {"add_autotuned": {"features": ["autotune", "grid-lambda"]}, "softmax": {"features": ["reduction"]}}
 
 

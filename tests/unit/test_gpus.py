@@ -16,7 +16,7 @@ from harness.plugin import xdist_hooks
 from harness.results import read_results
 from harness.run.gpus import GpuPins, pick_gpu, visible_gpus
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_gpu_when_the_user_set_none():

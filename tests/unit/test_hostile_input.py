@@ -21,7 +21,7 @@ import pytest
 
 from harness.results import SCHEMA_VERSION
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HEADER = {"record": "header", "schema": SCHEMA_VERSION, "started": "2025-01-02T03:04:05+00:00", "harness_version": "0.0.test",
           "command": ["python", "-m", "harness", "run"],
           "environment": {"torch": "2.13.0+cpu", "triton": "3.7.1", "tier": "cpu", "interpreter": True, "python": "3.11.7"}}

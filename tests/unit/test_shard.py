@@ -23,7 +23,7 @@ from harness.run.shard import (
 )
 from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CPU_FIXTURE = REPO / "tests" / "fixtures" / "cpu-torch2.13.0+cpu-triton3.7.1.jsonl"
 FIXTURE_PIPELINES = sorted({cell.pipeline for cell in read_results(CPU_FIXTURE).cells}, key=PIPELINES.index)
 SELECTION = select_cells(["add", "sin", "silu"], list(STYLES), FIXTURE_PIPELINES)  # every cell has a measured duration

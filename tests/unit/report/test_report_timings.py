@@ -46,7 +46,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().err.count("\n") == 1
 
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 COMMITTED_TIMINGS = sorted(REPO.glob("reports/runs/*/*timings.md"))
 
 

@@ -120,7 +120,7 @@ def check_golden(name: str, text: str) -> None:
     """Compare with golden/<name>.
 
     After an intended change to the output, regenerate every golden with
-    `UPDATE_GOLDENS=1 python3 -m pytest tests/report` and review the diff; a
+    `UPDATE_GOLDENS=1 python3 -m pytest tests/unit/report` and review the diff; a
     golden that does not exist yet is written and the test skips.
     """
     path = GOLDEN / name

@@ -1,7 +1,7 @@
 """The rendered report: goldens, valid tables for any input, and the environment always shown.
 
-Goldens live in tests/report/golden/ (see report_helpers.check_golden; regenerate
-with `UPDATE_GOLDENS=1 python3 -m pytest tests/report`). A results file dropped
+Goldens live in tests/unit/report/golden/ (see report_helpers.check_golden; regenerate
+with `UPDATE_GOLDENS=1 python3 -m pytest tests/unit/report`). A results file dropped
 into tests/fixtures/*.jsonl gets a golden of its own, golden/fixtures/<name>.md,
 written on its first run (that run skips: review and commit the new file).
 """
@@ -32,8 +32,8 @@ from harness.report.render import render_report
 from harness.results import CellResult, ResultsFile, read_results
 from harness.vocab import OUTCOMES, PIPELINES, STAGES, STYLES
 
-FIXTURES = Path(__file__).parents[1] / "fixtures"
-REPO = Path(__file__).parents[2]
+FIXTURES = Path(__file__).parents[3] / "tests" / "fixtures"
+REPO = Path(__file__).parents[3]
 
 
 SAMPLES: dict[str, Callable[[], ResultsFile]] = {

@@ -12,7 +12,7 @@ import pytest
 from harness.results import CellResult, read_results
 from harness.run.repeat import RepeatError, combine_runs, parse_repeat
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FLAKY_KERNELS = REPO / "tests" / "faults" / "flaky_kernels.py"
 
 
