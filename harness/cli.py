@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.run.isolation import ISOLATION_MODES
-from harness.run.loader_zygote import FRESH_LOADERS, WORKER_STARTS, worker_start
+from harness.run.options import add_cli_options, pytest_arguments
 from harness.vocab import PIPELINE_FAMILIES, STYLES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -34,35 +33,7 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
 
 def _add_run_parser(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="run kernel x style x pipeline cells, each isolated, into a results file")
-    run.add_argument("-k", "--kernel", action="append", default=[], help="kernel name (repeatable, or comma-separated)")
-    run.add_argument("-s", "--style", action="append", default=[], help=f"style: {', '.join(STYLES)}")
-    run.add_argument("-p", "--pipeline", action="append", default=[], help="pipeline name (see `list`)")
-    run.add_argument("--subset", default=None, choices=("ci",),
-                     help="a named set of pipelines (ci: every kernel and style in the CPU tier's CI pipelines)")
-    run.add_argument("-n", "--workers", default="1", help="parallel workers (pytest-xdist; 'auto' = one per core)")
-    run.add_argument("-o", "--output", default=None, help="results file (default reports/results-<env>.jsonl)")
-    run.add_argument("--summary", default=None, help="Markdown summary file (default: the results path with .md)")
-    run.add_argument("--overwrite", action="store_true", help="replace an existing results file")
-    run.add_argument("--kernels-from", action="append", default=[], help="module or .py file with more KernelSpecs")
-    run.add_argument("--tier", choices=("auto", "gpu", "cpu"), default="auto")
-    run.add_argument("--isolation", choices=ISOLATION_MODES, default="fork",
-                     help="fork: a child per cell; process: a new interpreter per cell; "
-                          "worker: cells run in long-lived xdist workers, replaced after a crash, timeout or CUDA error")
-    run.add_argument("--fresh-loader", choices=FRESH_LOADERS, default="zygote",
-                     help="aoti_fresh_process: fork each loader from one process per run that imported torch only "
-                          "(zygote), or start a new Python per cell (spawn)")
-    run.add_argument("--worker-start", choices=WORKER_STARTS, default=None,
-                     help="with xdist: fork each worker from the run's zygote, which imported torch and ran Inductor's "
-                          "CPU ISA probe once (zygote), or start a new Python per worker (spawn); default: zygote with "
-                          "--isolation worker, spawn otherwise")
-    run.add_argument("--cold-cache", action="store_true", help="every cell gets empty Inductor and Triton caches")
-    run.add_argument("--timeout", type=float, default=None, help="per-cell limit in seconds")
-    run.add_argument("--shard", default=None, metavar="I/N", help="run only shard I of N (1 <= I <= N), deterministic")
-    run.add_argument("--durations-from", default=None, metavar="RESULTS.jsonl",
-                     help="balance --shard, and start the longest cell groups first, by the cell durations of this earlier run")
-    run.add_argument("--resume", default=None, metavar="RESULTS.jsonl",
-                     help="run only the selected cells not yet in this results file, appending to it")
-    run.add_argument("--repeat", default="1", metavar="N", help="run each cell N times; differing outcomes make it flaky")
+    add_cli_options(run)  # harness.run.options: the same table builds the pytest plugin's options
     run.add_argument("pytest_args", nargs="*", help="after --: passed to pytest unchanged")
 
 
@@ -74,19 +45,22 @@ def command_run(args: argparse.Namespace) -> int:
     from harness.results import ResultsFileError, read_results
     from harness.run.environment import describe, environment_tag
     from harness.run.plan import interrupted_message, plan_run
-    from harness.run.selection import SelectionError, select_cells, validate
-    from harness.vocab import PIPELINES
+    from harness.run.selection import SelectionError, chosen_pipelines, select_cells, validate
+    from harness.run.subsets import describe_default
+    from harness.run.workers import resolve_worker_count
 
     loaded = _load(args)
+    tier = loaded["tier"]
     try:
         kernels = validate("kernel", args.kernel, loaded["specs"])
         styles = validate("style", args.style, STYLES)
-        pipelines = validate("pipeline", args.pipeline or _subset(args), PIPELINES)
-    except SelectionError as exc:
+        pipelines = chosen_pipelines(args.pipeline, args.all, tier)
+        workers = resolve_worker_count(str(args.workers), tier)
+    except (SelectionError, ValueError) as exc:
         raise CliError(str(exc)) from None
     if not MATRIX_DIR.is_dir():
         raise CliError(f"{MATRIX_DIR}: the matrix suites are not there; run from a checkout (pip install -e .)")
-    environment = describe(loaded["tier"])
+    environment = describe(tier)
     try:  # --shard, --durations-from, --resume, --repeat
         plan = plan_run(args, select_cells(kernels, styles, pipelines), environment,
                         Path("reports") / f"results-{environment_tag(environment)}.jsonl")
@@ -99,26 +73,18 @@ def command_run(args: argparse.Namespace) -> int:
             raise CliError(f"{path}: exists; pass --overwrite to replace it, or -o/--summary for another path")
     _check_writable(output)
     _check_writable(summary)
-
-    pytest_args = [str(MATRIX_DIR), "-q", "-p", "no:cacheprovider", "--rootdir", str(REPO_ROOT),
-                   "--matrix-results", str(output), "--matrix-overwrite", "--matrix-tier", loaded["tier"],
-                   "--matrix-isolation", args.isolation, "--matrix-fresh-loader", args.fresh_loader,
-                   "--matrix-worker-start", worker_start(args.isolation, args.worker_start)]
-    for option, values in (("--matrix-kernel", kernels), ("--matrix-style", styles),
-                           ("--matrix-pipeline", pipelines), ("--kernels-from", args.kernels_from)):
-        for value in values:
-            pytest_args += [option, value]
-    if args.timeout:
-        pytest_args += ["--matrix-timeout", str(args.timeout)]
-    if args.cold_cache:
-        pytest_args += ["--matrix-cold-cache"]
-    if str(args.workers) not in ("0", "1") or args.isolation == "worker":  # worker mode needs xdist workers, even one
-        workers = "1" if str(args.workers) == "0" else str(args.workers)
-        pytest_args += ["-n", workers, "--dist", "loadgroup"]
-    pytest_args += plan.options + args.pytest_args
+    if not args.pipeline and not args.all:
+        print(describe_default(tier))
+    print(f"{len(plan.to_run)} cells, {workers} worker(s), isolation {args.isolation}, tier {tier}")
     if not plan.to_run and not plan.resume:
         print(f"shard {plan.shard}: no cells in this shard of the selection; nothing to run, nothing written")
         return 0
+
+    values = vars(args) | {"tier": tier, "output": str(output), "overwrite": not plan.resume,
+                           "resume": str(output) if plan.resume else None}
+    pytest_args = [str(MATRIX_DIR), "-q", "--no-header", "-p", "no:cacheprovider", "-p", "no:warnings", "-p", "no:benchmark",
+                   "--rootdir", str(REPO_ROOT), "--matrix-progress",
+                   *pytest_arguments(values), "-n", str(workers), "--dist", "loadgroup", *args.pytest_args]
     try:
         code = pytest.main(pytest_args) if plan.to_run else pytest.ExitCode.OK
     except KeyboardInterrupt:  # outside pytest's own handling
@@ -135,33 +101,35 @@ def command_run(args: argparse.Namespace) -> int:
         results = read_results(output)
     except ResultsFileError as exc:
         raise CliError(str(exc)) from None
-    asked = {cell.id for cell in plan.asked}
-    missing = sorted(asked - {cell.id for cell in results.cells})
     write_text_atomic(summary, render_summary_markdown(results, f"Matrix summary: {output.name}"))
-    print(f"summary: {summary}")
+    print(f"files: {output} (one record per cell), {summary} (summary); "
+          f"the chart and its evidence: python -m harness report {output}")
+    missing = sorted({cell.id for cell in plan.asked} - {cell.id for cell in results.cells})
     if missing:
         print(f"error: {len(missing)} cell(s) have no result, first {missing[0]}", file=sys.stderr)
-        return 1
-    differing = _differences_from_baseline(results)
-    for line in differing:
-        print(f"baseline: {line}", file=sys.stderr)
-    return 1 if differing else 0
+    regressed = _report_baseline(results, args.baseline_dir)
+    return 1 if missing or regressed else 0
 
 
-def _differences_from_baseline(results: Any) -> list[str]:
-    """With a reviewed baseline for this environment, every cell it names must keep its outcome."""
+def _report_baseline(results: Any, directory: str | None) -> bool:
+    """Print what changed against the reviewed baseline of this environment; True when a cell regressed."""
     from harness.plugin.pytest_plugin import EXPECTED_DIR
-    from harness.report.baseline import load_baseline
+    from harness.report.baseline import baseline_changes, baseline_name
 
-    expected = load_baseline(EXPECTED_DIR, results.environment) or {}
-    return [f"{cell.id}: expected {expected[cell.id]}, measured {cell.outcome}"
-            for cell in results.cells if cell.id in expected and expected[cell.id] != cell.outcome]
-
-
-def _subset(args: argparse.Namespace) -> list[str]:
-    from harness.run.subsets import subset_pipelines
-
-    return list(subset_pipelines(args.subset)) if getattr(args, "subset", None) else []
+    if directory == "none":
+        return False
+    path = Path(directory or EXPECTED_DIR) / baseline_name(results.environment)
+    changes = baseline_changes(path.parent, results)
+    if changes is None:
+        print(f"baseline: none for this environment ({path}); nothing to compare with")
+        return False
+    print(f"against the baseline {path}: " + ", ".join(f"{len(cells)} {kind}" for kind, cells in changes.items()))
+    for kind, cells in changes.items():
+        for line in cells[:10]:
+            print(f"  {kind}: {line}")
+        if len(cells) > 10:
+            print(f"  {kind}: ... and {len(cells) - 10} more")
+    return bool(changes["regressions"])
 
 
 def _check_writable(path: Path) -> None:

@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
+from harness.plugin.progress import Progress
 from harness.results import CellResult, ResultsWriter, header_record, read_results
-from harness.run.isolation import ISOLATION_MODES
-from harness.run.loader_zygote import FRESH_LOADERS, WORKER_STARTS, read_warmup
+from harness.run.loader_zygote import read_warmup
+from harness.run.options import add_pytest_options
 from harness.run.repeat import RepeatError, parse_repeat, run_repeated
 from harness.run.resume import ResumeError, check_resumable, repair_torn_tail
-from harness.run.selection import Cell, SelectionError, select_cells, validate
+from harness.run.selection import Cell, SelectionError, chosen_pipelines, select_cells, validate
 from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
 from harness.run.zygote_python import STARTED_VARIABLE
 from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
@@ -36,41 +37,9 @@ _loader_key = pytest.StashKey[Path]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("triton-compat-matrix", "triton-compat-matrix: kernel x style x pipeline cells")
-    group.addoption("--matrix-kernel", action="append", default=[], metavar="NAME", help="kernels to run (default: all)")
-    group.addoption("--matrix-style", action="append", default=[], metavar="NAME", help=f"styles: {', '.join(STYLES)}")
-    group.addoption("--matrix-pipeline", action="append", default=[], metavar="NAME", help="pipelines (default: all)")
-    group.addoption("--kernels-from", action="append", default=[], metavar="MODULE_OR_PATH",
-                    help="also load KernelSpecs from this module or .py file")
-    group.addoption("--matrix-results", default=None, metavar="PATH", help="results file (JSONL) to write")
-    group.addoption("--matrix-overwrite", action="store_true", help="replace an existing results file")
-    group.addoption("--matrix-tier", choices=("auto", "gpu", "cpu"), default="auto",
-                    help="gpu, or cpu = Triton interpreter on CPU tensors (auto: gpu when one is visible)")
-    group.addoption("--matrix-isolation", choices=ISOLATION_MODES, default="fork",
-                    help="fork: a child per cell, forked from a worker that never touched CUDA; "
-                         "process: a new interpreter per cell; worker: cells run in the xdist workers (needs -n N), "
-                         "a worker is replaced after a crash, a timeout or a CUDA error")
-    group.addoption("--matrix-fresh-loader", choices=FRESH_LOADERS, default="zygote",
-                    help="how aoti_fresh_process gets its new process: zygote = forked from one process per run that "
-                         "imported torch only (harness.run.loader_zygote); spawn = a new Python per cell")
-    group.addoption("--matrix-worker-start", choices=WORKER_STARTS, default="spawn",
-                    help="how xdist workers start: spawn = a new Python each (xdist's own way); zygote = forked from "
-                         "the run's zygote, which imported torch and ran Inductor's CPU ISA probe once "
-                         "(harness.run.zygote_python)")
-    group.addoption("--matrix-cold-cache", action="store_true",
-                    help="every cell gets empty Inductor and Triton cache folders")
-    group.addoption("--matrix-timeout", type=float, default=None, metavar="SECONDS",
-                    help="per-cell time limit (default 300 on GPU, 600 on CPU)")
-    group.addoption("--matrix-baseline-dir", default=str(EXPECTED_DIR), metavar="DIR",
-                    help="where baselines (<torch>-<triton>-<tier>.json) live; 'none' to ignore them")
-    group.addoption("--matrix-shard", default=None, metavar="I/N",
-                    help="run only shard I of N (a kernel's pipeline group stays in one shard)")
-    group.addoption("--matrix-durations-from", default=None, metavar="RESULTS",
-                    help="balance --matrix-shard, and collect the longest cell groups first, "
-                         "by the durations in this earlier results file")
-    group.addoption("--matrix-resume", default=None, metavar="RESULTS",
-                    help="run only the cells not yet in this results file, appending to it")
-    group.addoption("--matrix-repeat", default="1", metavar="N",
-                    help="run each cell N times; differing outcomes make it flaky")
+    add_pytest_options(group)  # harness.run.options: the same table builds `harness run`'s flags
+    group.addoption("--matrix-progress", action="store_true",
+                    help="a live count instead of pytest's per-test output (what `harness run` asks)")
 
 
 class MatrixState:
@@ -88,9 +57,8 @@ class MatrixState:
         self.specs = load_specs(self.kernels_from)
         self.kernels = validate("kernel", option.matrix_kernel, self.specs)
         self.styles = validate("style", option.matrix_style, STYLES)
-        self.pipelines = validate("pipeline", option.matrix_pipeline, PIPELINES)
+        self.pipelines = chosen_pipelines(option.matrix_pipeline, option.matrix_all, self.tier)
         self.isolation: str = option.matrix_isolation
-        self.fresh_loader: str = option.matrix_fresh_loader
         self._point_at_loader()
         self.cold_cache: bool = option.matrix_cold_cache
         self.gpu = os.environ.get("CUDA_VISIBLE_DEVICES") if getattr(config, "workerinput", {}).get("tcm_gpu") else None
@@ -98,9 +66,8 @@ class MatrixState:
         self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         workerinput = getattr(config, "workerinput", None)
         self.worker_started_by = os.environ.get(STARTED_VARIABLE, "spawn") if workerinput is not None else None
-        self.worker_start = option.matrix_worker_start if workerinput is not None or getattr(option, "tx", None) else None
         self.controls: dict[tuple[str, str], CellResult] = {}
-        self.baseline = _load_baseline(option.matrix_baseline_dir, self.tier)
+        self.baseline = _load_baseline(option.matrix_baseline_dir or str(EXPECTED_DIR), self.tier)
         self.repeat = parse_repeat(option.matrix_repeat, "--matrix-repeat")
         self.shard = parse_shard(option.matrix_shard, "--matrix-shard") if option.matrix_shard else None
         durations = load_durations(option.matrix_durations_from) if option.matrix_durations_from else None
@@ -118,8 +85,6 @@ class MatrixState:
 
         for variable in (LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE):
             os.environ.pop(variable, None)
-        if self.fresh_loader != "zygote":
-            return
         workerinput = getattr(self.config, "workerinput", None)
         if workerinput is not None and workerinput.get(LOADER):
             point_at_loader_zygote(*workerinput[LOADER])
@@ -337,21 +302,16 @@ def evidence_line(result: CellResult) -> str:
 
 
 def assert_outcome(result: CellResult, expected: str | None = None) -> None:
-    """pass passes, skip and env skip; other outcomes fail unless the baseline expects exactly them (strict xfail)."""
-    outcome = result.outcome
-    if expected not in (None, "pass", "skip", "env") and outcome != expected:
-        pytest.fail(f"{result.id}: baseline expects {expected}, measured {outcome}" +
-                    (f": {evidence_line(result)}" if outcome != "pass" else " (newly passing: review and accept a new baseline)"),
-                    pytrace=False)
-    if outcome == "pass":
-        return
-    if outcome == "skip":
+    """A recorded cell is a finished measurement: its non-pass outcome lives in the results file, not in pytest's.
+
+    The test fails only when the cell regressed against the reviewed baseline of this environment (the baseline
+    expects `pass` and it did not pass); a skip or an env stays a pytest skip with its reason."""
+    if expected == "pass" and result.outcome != "pass":
+        pytest.fail(f"{result.id}: regressed, the baseline expects pass: {evidence_line(result)}", pytrace=False)
+    if result.outcome == "skip":
         pytest.skip(result.reason or "skipped")
-    if outcome == "env":
+    if result.outcome == "env":
         pytest.skip(f"env: {result.reason}")
-    if expected == outcome:
-        pytest.xfail(f"baseline expects {expected}: {evidence_line(result)}")
-    pytest.fail(f"{result.id}: {evidence_line(result)}", pytrace=False)
 
 
 # ---- the controlling process: results file, progress, summary ----
@@ -401,6 +361,12 @@ class ResultsRecorder:
         self.results_path: Path | None = None
         self.finished = 0
         self.started_at = time.time()  # the run's start: the header is written only when the first cell ends
+        self.progress: Progress | None = None
+        if config.option.matrix_progress:
+            terminal = config.pluginmanager.get_plugin("terminalreporter")
+            live = terminal is not None and terminal.isatty()
+            self.progress = Progress(len(matrix_state(config).planned), self.started_at, live=live,
+                                     write=(terminal.rewrite if live else terminal.write_line) if terminal else print)
 
     def _open_writer(self) -> ResultsWriter:
         from harness.run.environment import describe
@@ -415,7 +381,7 @@ class ResultsRecorder:
                    for name, spec in state.specs.items() if name in state.kernels}
         header = header_record(environment, started, command_line(),
                                isolation=state.isolation, cold_cache=state.cold_cache,
-                               fresh_loader=state.fresh_loader, worker_start=state.worker_start,
+                               worker_start=getattr(option, "matrix_worker_start", None),
                                cell_timeout_s=state.timeout_s, kernels=kernels,
                                started_at=round(self.started_at, 3), zygote_warmup_s=self._zygote_warmup_s(),
                                **state.run_options())
@@ -443,10 +409,21 @@ class ResultsRecorder:
             matrix_state(self.config).controls[(result.kernel, result.pipeline)] = result
         self.finished += 1
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
-        if terminal is not None:
-            evidence = evidence_line(result)
-            line = f"[{self.finished}] {result.id} {result.outcome} {result.duration_s:.1f}s"
-            terminal.write_line(line + (f"  {evidence[:160]}" if evidence else ""))
+        if terminal is None:
+            return
+        if self.progress is not None:
+            self.progress.record(result.outcome)
+            return
+        evidence = evidence_line(result)
+        line = f"[{self.finished}] {result.id} {result.outcome} {result.duration_s:.1f}s"
+        terminal.write_line(line + (f"  {evidence[:160]}" if evidence else ""))
+
+    def pytest_report_teststatus(self, report: Any) -> tuple[str, str, str] | None:
+        """With --matrix-progress the live count stands for the per-test dots and words."""
+        if self.progress is None or report.when != "call" or \
+                not any(name == RESULT_PROPERTY for name, _ in report.user_properties):
+            return None
+        return report.outcome, "", ""
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.writer is None or self.results_path is None:
@@ -456,4 +433,5 @@ class ResultsRecorder:
 
         terminalreporter.section("triton-compat-matrix")
         terminalreporter.write_line(render_summary(read_results(self.results_path)))
-        terminalreporter.write_line(f"results: {self.results_path}")
+        if self.progress is None:  # `harness run` names its files itself
+            terminalreporter.write_line(f"results: {self.results_path}")

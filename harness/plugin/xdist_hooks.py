@@ -25,6 +25,7 @@ import pytest
 from harness.run.cell import CellRequest
 from harness.run.environment import share_cores
 from harness.run.gpus import GpuPins, visible_gpus
+from harness.run.options import DEFAULT_ISOLATION
 from harness.run.zygote_python import STARTED_VARIABLE
 
 WORKER_ROOT, GPU, LOADER = "tcm_worker_root", "tcm_gpu", "tcm_loader"
@@ -35,7 +36,7 @@ _root_key = pytest.StashKey[Path]()
 
 
 def _isolation(config: pytest.Config) -> str:
-    return getattr(config.option, "matrix_isolation", "fork")
+    return getattr(config.option, "matrix_isolation", None) or DEFAULT_ISOLATION
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -50,18 +51,34 @@ def pytest_configure(config: pytest.Config) -> None:
             configure(Path(workerinput[WORKER_ROOT]) / workerinput["workerid"])
         return
     os.environ.pop(STARTED_VARIABLE, None)  # this run's workers say how they started; none inherits it from another run
-    if config.getvalue("collectonly"):
+    if config.getvalue("collectonly") or not runs_matrix(config):
         return
     share_cores(_worker_count(config))  # before the zygote or any worker starts: each reads it as it loads torch
-    if getattr(config.option, "matrix_worker_start", "spawn") == "zygote" and getattr(config.option, "tx", None):
+    # How workers start (recorded in the header): forked from the run's zygote in worker isolation, which never
+    # imported a plug-in nor touched CUDA; xdist's own new Pythons in process isolation, where they only wait.
+    in_workers = _isolation(config) == "worker" and getattr(config.option, "tx", None)
+    config.option.matrix_worker_start = "zygote" if in_workers else "spawn"
+    if config.option.matrix_worker_start == "zygote":
         _start_workers_from_zygote(config)
     if _isolation(config) != "worker":
         return
     if not getattr(config.option, "numprocesses", None):
-        raise pytest.UsageError("--matrix-isolation worker runs cells inside pytest-xdist workers: add -n N (N >= 1)")
+        raise pytest.UsageError("the matrix runs its cells in pytest-xdist workers: add -n auto (or -n N), "
+                                "or ask for --matrix-isolation process")
     if getattr(config.option, "maxworkerrestart", None) is None:
         config.option.maxworkerrestart = MAX_WORKER_RESTARTS
     config.stash[_root_key] = Path(tempfile.mkdtemp(prefix="tcm-workers-"))
+
+
+def runs_matrix(config: pytest.Config) -> bool:
+    """Whether this pytest run asks the matrix suites (matrix/), not only the harness's own tests."""
+    matrix = (Path(__file__).resolve().parents[2] / "matrix").resolve()
+    for argument in config.args or []:
+        path = Path(str(argument).split("::")[0])
+        path = (path if path.is_absolute() else Path(config.invocation_params.dir) / path).resolve()
+        if path == matrix or matrix in path.parents or path in matrix.parents:
+            return True
+    return False
 
 
 def _worker_count(config: pytest.Config) -> int:
@@ -84,7 +101,7 @@ def _start_workers_from_zygote(config: pytest.Config) -> None:
     try:
         ensure_started(directory, os.getpid(), resolve_tier(config.option.matrix_tier))
     except ZygoteUnavailable as exc:  # the run goes on with xdist's own workers, and its header says so
-        print(f"--worker-start zygote: {exc}; starting workers as new Pythons", file=sys.stderr)
+        print(f"worker zygote: {exc}; starting workers as new Pythons", file=sys.stderr)
         config.option.matrix_worker_start = "spawn"
         return
     stand_in = " ".join(shlex.quote(part) for part in (sys.executable, "-I", "-S", ZYGOTE_PYTHON, str(directory)))
@@ -113,10 +130,9 @@ def pytest_configure_node(node: Any) -> None:
     """Controller, before a worker starts (a replacement included): its GPU, its worker-mode folder, the run's loader zygote."""
     config = node.config
     node.workerinput[GPU] = _pins(config).assign(node.gateway.id)
-    if getattr(config.option, "matrix_fresh_loader", None) == "zygote":
-        from harness.plugin.pytest_plugin import loader_dir
+    from harness.plugin.pytest_plugin import loader_dir
 
-        node.workerinput[LOADER] = [str(loader_dir(config)), os.getpid()]
+    node.workerinput[LOADER] = [str(loader_dir(config)), os.getpid()]
     if _root_key in config.stash:
         node.workerinput[WORKER_ROOT] = str(config.stash[_root_key])
 
@@ -231,12 +247,14 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     report.user_properties.append((RESULT_PROPERTY, result.to_record()))
     report.longrepr = f"{result.id}: {evidence_line(result)}"
     expected = state.baseline.get(result.id) if state.baseline is not None else None
-    if result.outcome == "env":  # pytest outcomes as harness.plugin.pytest_plugin.assert_outcome gives them
+    if expected == "pass":  # pytest outcomes as harness.plugin.pytest_plugin.assert_outcome gives them: a regression
+        report.longrepr = f"{result.id}: regressed, the baseline expects pass: {evidence_line(result)}"
+    elif result.outcome == "env":
         report.outcome = "skipped"
         report.longrepr = (report.location[0], 0, f"Skipped: env: {result.reason}")
-    elif expected == result.outcome:
-        report.outcome = "skipped"
-        report.wasxfail = f"baseline expects {expected}: {evidence_line(result)}"
+    else:  # a recorded crash or timeout is a finished measurement
+        report.outcome = "passed"
+        report.longrepr = None
 
 
 def pytest_report_teststatus(report: Any) -> tuple[str, str, str] | None:

@@ -56,3 +56,21 @@ def load_baseline(directory: str | Path, environment: dict[str, Any]) -> dict[st
     if not isinstance(cells, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in cells.items()):
         raise BaselineError(f"{path}: a baseline needs a \"cells\" object of cell id -> outcome")
     return cells
+
+
+def baseline_changes(directory: str | Path, results: ResultsFile) -> dict[str, list[str]] | None:
+    """What changed against this environment's baseline, by kind; None when it has none.
+
+    A regression is a cell the baseline expects to pass that does not; every other difference is listed too,
+    so that a reviewer can accept a new baseline (`python -m harness baseline`)."""
+    expected = load_baseline(directory, results.environment)
+    if expected is None:
+        return None
+    changes: dict[str, list[str]] = {"regressions": [], "newly passing": [], "changed": []}
+    for cell_id, cell in final_cells(results).items():
+        was = expected.get(cell_id)
+        if was is None or was == cell.outcome:
+            continue
+        kind = "regressions" if was == "pass" else "newly passing" if cell.outcome == "pass" else "changed"
+        changes[kind].append(f"{cell_id}: {was} -> {cell.outcome}")
+    return changes

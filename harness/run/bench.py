@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.run.loader_zygote import FRESH_LOADERS, WORKER_STARTS
 from harness.vocab import STYLES
 
 REFERENCE_MODE = "process"
@@ -44,32 +43,17 @@ class BenchRun:
     gpus: int | None = None  # how many GPUs the run could see (--gpus), None when not restricted
 
 
-SPAWN_NOTE = "; aoti_fresh_process loads in a new Python per cell (--fresh-loader spawn)"
 ORDER_NOTE = "; every run starts the longest groups first, by the durations in `{}`"
 SHARD_NOTE = ", shard {} of them (`--shard`: whole kernel-pipeline groups, {})"
 
 
 def add_bench_parser(subparsers: Any) -> None:
-    bench = subparsers.add_parser("bench", help="time the same cells under each isolation mode and worker count")
-    bench.add_argument("-k", "--kernel", action="append", default=[],
-                       help=f"kernel name, repeatable or comma-separated (default: {','.join(DEFAULT_KERNELS)})")
-    bench.add_argument("-s", "--style", action="append", default=[], help="style (default: all)")
-    bench.add_argument("-p", "--pipeline", action="append", default=[],
-                       help=f"pipeline (default: {','.join(DEFAULT_PIPELINES)})")
-    bench.add_argument("--kernels-from", action="append", default=[], help="module or .py file with more KernelSpecs")
-    bench.add_argument("--tier", choices=("auto", "gpu", "cpu"), default="auto")
-    bench.add_argument("--timeout", type=float, default=None, help="per-cell limit in seconds, passed to each run")
-    bench.add_argument("--cold-cache", action="store_true", help="every cell of every run gets empty caches")
-    bench.add_argument("--shard", default=None, metavar="I/N",
-                       help="every run asks only shard I of N of the cells (see `run`), balanced by --durations-from if given")
-    bench.add_argument("--durations-from", default=None, metavar="RESULTS.jsonl",
-                       help="every run starts the longest cell groups first, by this earlier run's durations (see `run`)")
-    bench.add_argument("--fresh-loader", choices=FRESH_LOADERS, default="zygote",
-                       help="how aoti_fresh_process cells get their new process, in every run (see `run`)")
-    bench.add_argument("--worker-start", choices=WORKER_STARTS, default=None,
-                       help="how xdist workers start, in every run (see `run`; default: zygote for worker isolation, "
-                            "spawn for fork and process)")
-    bench.add_argument("--modes", default="fork,process,worker", help="isolation modes, comma-separated")
+    from harness.run.options import RUN_OPTIONS, add_cli_options
+
+    bench = subparsers.add_parser("bench", help="time the same cells under each isolation mode and worker count; "
+                                  f"default cells: {','.join(DEFAULT_KERNELS)} x every style x {','.join(DEFAULT_PIPELINES)}")
+    add_cli_options(bench, [option for option in RUN_OPTIONS if option.in_bench])  # as `run` declares them
+    bench.add_argument("--modes", default="worker,process", help="isolation modes, comma-separated")
     bench.add_argument("--workers", default="1", help="worker counts, comma-separated (e.g. 1,2)")
     bench.add_argument("--gpus", default=None,
                        help="GPU counts, comma-separated (e.g. 1,2): each run sees only the first N GPUs (GPU tier)")
@@ -77,22 +61,6 @@ def add_bench_parser(subparsers: Any) -> None:
     bench.add_argument("-o", "--output", default=None, help="the Markdown table (default OUT_DIR/bench.md)")
     bench.add_argument("--overwrite", action="store_true", help="replace existing results and table")
     bench.set_defaults(handler=command_bench)
-
-
-def _worker_note(context: dict[str, Any]) -> str:
-    """How the runs' xdist workers started, and what the CPU column then misses."""
-    chosen = context.get("worker_start")
-    if chosen == "zygote":
-        note = "; every run's xdist workers are forked from its zygote (--worker-start zygote)"
-    elif chosen == "spawn":
-        note = "; every run's xdist workers are new Pythons (--worker-start spawn)"
-    else:
-        note = ("; xdist workers are forked from the run's zygote in worker isolation and are new Pythons in fork "
-                "and process isolation (--worker-start's default)")
-    if chosen != "zygote" and context.get("fresh_loader") == "zygote" and "aoti_fresh_process" in context.get("pipelines", []):
-        note += ("; where workers are new Pythons, the loader zygote is started by a worker, and its CPU time is not "
-                 "in the CPU column")
-    return note
 
 
 def _shard_note(context: dict[str, Any]) -> str:
@@ -110,7 +78,7 @@ def _split(values: str) -> list[str]:
 def command_bench(args: argparse.Namespace) -> int:
     from harness.cli import CliError, _load
     from harness.run.environment import describe
-    from harness.run.isolation import ISOLATION_MODES
+    from harness.run.options import ISOLATION_MODES, RUN_OPTIONS, cli_arguments
     from harness.run.selection import SelectionError, select_cells, validate
     from harness.vocab import PIPELINES
 
@@ -153,20 +121,9 @@ def command_bench(args: argparse.Namespace) -> int:
     cells = shard_cells(select_cells(kernels, styles, pipelines), shard, durations)
     if not cells:
         raise CliError(f"--shard {shard}: no cells in this shard of the selection")
-    selection = ["--tier", loaded["tier"], "-k", ",".join(kernels), "-s", ",".join(styles), "-p", ",".join(pipelines)]
-    for source in args.kernels_from:
-        selection += ["--kernels-from", source]
-    if args.timeout:
-        selection += ["--timeout", str(args.timeout)]
-    if args.cold_cache:
-        selection += ["--cold-cache"]
-    selection += ["--fresh-loader", args.fresh_loader]
-    if args.worker_start:
-        selection += ["--worker-start", args.worker_start]
-    if args.durations_from:
-        selection += ["--durations-from", args.durations_from]
-    if shard:
-        selection += ["--shard", str(shard)]
+    passed_on = [option for option in RUN_OPTIONS if option.in_bench]
+    selection = cli_arguments(vars(args) | {"tier": loaded["tier"], "kernel": kernels, "style": styles,
+                                            "pipeline": pipelines}, passed_on)
     load_at_start = os.getloadavg()[0]
     names = [f"{m} -n {c}{f' on {g} GPU(s)' if g else ''}" for m, c, g, _ in plan]
     print(f"bench: {len(cells)} cells x {len(plan)} runs ({', '.join(names)}) into {out_dir}")
@@ -177,7 +134,7 @@ def command_bench(args: argparse.Namespace) -> int:
         runs.append(run)
     context = {"environment": environment, "cells": len(cells), "kernels": kernels, "styles": styles,
                "pipelines": pipelines, "load_at_start": load_at_start, "cold_cache": args.cold_cache,
-               "fresh_loader": args.fresh_loader, "worker_start": args.worker_start, "durations_from": args.durations_from,
+               "durations_from": args.durations_from,
                "shard": str(shard) if shard else None,
                "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
     table = render_bench(runs, context)
@@ -302,8 +259,7 @@ def render_bench(runs: list[BenchRun], context: dict[str, Any]) -> str:
         f"Cells: {context['cells']} ({', '.join(context['kernels'])} x {', '.join(context['styles'])} x "
         f"{', '.join(context['pipelines'])}){_shard_note(context)}"
         f"{', each with empty caches (--cold-cache)' if context.get('cold_cache') else ''}"
-        f"{SPAWN_NOTE if context.get('fresh_loader') == 'spawn' else ''}"
-        f"{_worker_note(context)}"
+        "; xdist workers are forked from the run's zygote in worker isolation and are new Pythons in process isolation"
         f"{ORDER_NOTE.format(context['durations_from']) if context.get('durations_from') else ''}. "
         "Each row is one `python -m harness run` of those cells, all rows in one bench, in this order.",
         "",

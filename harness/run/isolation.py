@@ -1,13 +1,13 @@
-"""Runs each cell in a process of its own, so a segfault, a hang or a poisoned CUDA context stays in that cell.
+"""Keeps a segfault, a hang, a poisoned CUDA context or changed global state in the cell that caused it.
 
-Three mechanisms, compared by `python -m harness bench` (README):
-- `fork`: the caller (a pytest worker that has imported torch and triton, and on the CPU tier Dynamo and
-  Inductor too, but never touched CUDA) forks one child per cell; the child pays no import cost.
-- `process`: a brand-new interpreter per cell (`python -m harness.run.cell_worker`), the reference.
-- `worker`: no process per cell; the cell runs in the pytest-xdist worker itself, which is replaced
-  after a crash, a timeout or a CUDA error (harness.run.worker_mode).
-In the first two the parent only waits, reads the child's result file, and turns a death or a
-timeout into `crash` or `timeout`, naming the stage the child had reached.
+Two mechanisms, compared cell by cell by `python -m harness bench` (docs/maintainers.md):
+- `worker` (the default): the cell runs in a long-lived pytest-xdist worker, which is replaced after a crash,
+  a timeout, a CUDA error or a change of global state (harness.run.worker_mode).
+- `process`: a brand-new interpreter per cell (`python -m harness.run.cell_worker`), the slow reference.
+  The parent only waits, reads the child's result file, and turns a death or a timeout into `crash` or
+  `timeout`, naming the stage the child had reached.
+No process that imported a plug-in or touched CUDA is ever forked to run a cell: a library that sets up a
+runtime at import (CUDA, a thread pool, a pid check) refuses to work in such a child.
 """
 
 from __future__ import annotations
@@ -20,16 +20,15 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 from harness.results import CellResult
 from harness.run.cell import CellRequest, execute_cell, result_for
+from harness.run.options import DEFAULT_ISOLATION, ISOLATION_MODES
 
-ISOLATION_MODES = ("fork", "process", "worker")
-# Imported once in a CPU-tier fork parent and in the run's zygote (harness.run.loader_zygote, both tiers), so that no forked
-# cell or worker pays for them (seconds a cell, measured in README).
+# Imported once in the run's zygote (harness.run.loader_zygote), so that no worker or loader forked from it pays
+# for them (seconds a process, docs/maintainers.md).
 WARM_IMPORTS = ("torch._dynamo", "torch._inductor.compile_fx")
 LOG_TAIL_CHARS = 1000
 
@@ -58,44 +57,6 @@ def warm_imports() -> None:
 
     for name in WARM_IMPORTS:
         importlib.import_module(name)
-
-
-def _run_forked(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[int | None, bool]:
-    if request.tier != "gpu":  # on the GPU, importing Inductor queries the device and initialises CUDA: no fork after that
-        warm_imports()
-    pid = os.fork()
-    if pid == 0:  # child
-        code = 70
-        try:
-            os.setsid()
-            log_fd = os.open(workdir / "child.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            os.dup2(log_fd, 1)
-            os.dup2(log_fd, 2)
-            code = child_main(request, workdir)
-        except BaseException:
-            traceback.print_exc()
-        finally:
-            os._exit(code)
-    deadline = time.monotonic() + timeout_s
-    delay = 0.005
-    try:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return os.waitstatus_to_exitcode(status), False
-            if time.monotonic() > deadline:
-                _kill_group(pid)
-                os.waitpid(pid, 0)
-                return None, True
-            time.sleep(delay)
-            delay = min(delay * 2, 0.1)
-    except BaseException:  # KeyboardInterrupt included: never leave a child behind
-        _kill_group(pid)
-        try:
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
-        raise
 
 
 def _run_process(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[int | None, bool]:
@@ -155,7 +116,8 @@ def death_line(log: str) -> str:
     return lines[-1] if lines else ""
 
 
-def run_isolated(request: CellRequest, timeout_s: float, mode: str = "fork", keep_workdir: bool = False) -> CellResult:
+def run_isolated(request: CellRequest, timeout_s: float, mode: str = DEFAULT_ISOLATION,
+                 keep_workdir: bool = False) -> CellResult:
     if mode not in ISOLATION_MODES:
         raise ValueError(f"unknown isolation mode {mode!r}; choose from {', '.join(ISOLATION_MODES)}")
     if mode == "worker":
@@ -164,9 +126,8 @@ def run_isolated(request: CellRequest, timeout_s: float, mode: str = "fork", kee
         return run_in_worker(request, timeout_s)
     workdir = Path(tempfile.mkdtemp(prefix=f"tcm-{request.kernel}-{request.style}-{request.pipeline}-"))
     started = time.perf_counter()
-    runner = _run_forked if mode == "fork" else _run_process
     try:
-        exit_code, timed_out = runner(request, workdir, timeout_s)
+        exit_code, timed_out = _run_process(request, workdir, timeout_s)
         elapsed = round(time.perf_counter() - started, 3)
         stage_file = workdir / "stage"
         stage = stage_file.read_text().strip() if stage_file.exists() else "build"

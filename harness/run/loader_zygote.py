@@ -1,9 +1,9 @@
 """The run's zygote: one process per run that imported torch and Inductor, ran Inductor's CPU ISA probe, and forks
-fresh-process loaders and, with `--worker-start zygote`, the xdist workers themselves.
+fresh-process loaders and, in worker isolation (the default), the xdist workers themselves.
 
 Why: on torch 2.11 a new Python that loads an AOTInductor package first pays `import torch` and then
 Inductor's CPU ISA probe, which `aoti_load_package` runs (10 child Pythons that import torch; about
-27 s per load on the H100, README "Where a full GPU run's time goes"); a new xdist worker pays the same
+27 s per load on the H100, docs/maintainers.md); a new xdist worker pays the same
 before its first compile. `aoti_fresh_process` asks whether a package runs in a process that never
 imported the kernel's module; forking each loader from one process that did those two things once,
 never touched CUDA and never imported a kernel module, keeps that question and drops the repeated cost.
@@ -50,16 +50,6 @@ from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in def
 
 PID_FILE, LOCK, LOG = "zygote.pid", "start.lock", "zygote.log"
 WARMUP_FILE = "warmup.json"  # how long the warm-up took and when it ended, for the run's header
-FRESH_LOADERS = ("zygote", "spawn")  # --fresh-loader: this zygote, or a new Python per cell
-WORKER_STARTS = ("zygote", "spawn")  # --worker-start: xdist workers forked from this zygote, or xdist's new Pythons
-
-
-def worker_start(isolation: str, chosen: str | None) -> str:
-    """The chosen --worker-start, else zygote in worker isolation (measured on the H200s: the same outcomes as
-    spawn) and spawn in fork and process isolation (zygote-started workers there are tested on the CPU tier only)."""
-    if chosen is not None:
-        return chosen
-    return "zygote" if isolation == "worker" else "spawn"
 LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE = "TCM_LOADER_DIR", "TCM_LOADER_OWNER"  # set by the plugin in a zygote run
 START_TIMEOUT_S = 60.0  # from starting the zygote to its socket being there (it binds before importing torch)
 LOADER_REQUEST = b"L"  # a request's first byte; a worker's is WORKER_REQUEST and carries its stdin, stdout and stderr

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,6 @@ class RunPlan:
     output: Path
     resume: bool = False
     shard: Shard | None = None
-    options: list[str] = field(default_factory=list)  # the pytest options that make the plugin decide the same
 
     def done(self) -> int:
         """How many asked cells the results file holds now (0 when it is missing or unreadable)."""
@@ -44,7 +43,6 @@ class RunPlan:
 
 def plan_run(args: argparse.Namespace, selection: list[Cell], environment: dict[str, Any], default_output: Path) -> RunPlan:
     """Raises ShardError, ResumeError, RepeatError or PlanError (all ValueError) on bad options."""
-    repeat = parse_repeat(args.repeat)
     shard = parse_shard(args.shard) if args.shard else None
     durations = load_durations(args.durations_from) if args.durations_from else None
     asked = shard_cells(selection, shard, durations)
@@ -53,14 +51,10 @@ def plan_run(args: argparse.Namespace, selection: list[Cell], environment: dict[
         print(f"shard {shard}: {len(asked)} of {len(selection)} selected cells ({balance})")
     if durations is not None:
         print(f"order: longest cell groups first, by the durations in {args.durations_from}")
-    options = ["--matrix-repeat", str(repeat)]
-    if shard:
-        options += ["--matrix-shard", str(shard)]
-    if args.durations_from:
-        options += ["--matrix-durations-from", str(args.durations_from)]
+    parse_repeat(args.repeat)  # one clear error before anything runs
     if not args.resume:
         output = Path(args.output or default_output)
-        return RunPlan(asked, list(asked), output, shard=shard, options=options)
+        return RunPlan(asked, list(asked), output, shard=shard)
     output = Path(args.resume)
     if args.output and Path(args.output).resolve() != output.resolve():
         raise PlanError(f"--resume {output} appends to that file; -o/--output names another ({args.output})")
@@ -72,7 +66,7 @@ def plan_run(args: argparse.Namespace, selection: list[Cell], environment: dict[
         print(f"resume: cut {cut} bytes of a torn last line from {output} (a write the stop interrupted)")
     to_run = [cell for cell in asked if cell.id not in done]
     print(f"resume: {len(asked) - len(to_run)} of {len(asked)} cells already in {output}; running {len(to_run)}")
-    return RunPlan(asked, to_run, output, resume=True, shard=shard, options=options + ["--matrix-resume", str(output)])
+    return RunPlan(asked, to_run, output, resume=True, shard=shard)
 
 
 def interrupted_message(plan: RunPlan, command: list[str]) -> str:

@@ -27,6 +27,16 @@ def validate(kind: str, asked: Iterable[str], known: Iterable[str]) -> list[str]
     return [name for name in known_list if name in chosen] or known_list
 
 
+def chosen_pipelines(asked: Iterable[str], every: bool, tier: str) -> list[str]:
+    """The pipelines named (validated), else every pipeline with --all, else the tier's default selection."""
+    from harness.run.subsets import default_pipelines
+
+    asked = list(asked)
+    if asked:
+        return validate("pipeline", asked, PIPELINES)
+    return list(PIPELINES) if every else list(default_pipelines(tier))
+
+
 @dataclass(frozen=True)
 class Cell:
     kernel: str

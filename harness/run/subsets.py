@@ -1,24 +1,37 @@
-"""Named cell subsets: the CPU-tier CI subset is data here, so CI, the README and the tests ask the same cells."""
+"""The default selection of each tier: what `harness run` asks when no pipeline is named, and why.
+
+On the GPU the default is the whole matrix. On the CPU tier (Triton's interpreter, a CI machine) it is every
+kernel and every style in the pipelines the interpreter answers in minutes and that tell the styles apart:
+inference, training, tracing by Dynamo (fullgraph), export without Dynamo, and the operator checks.
+Left out there: generated-input sweeps (`eager_inputs`, hundreds of interpreted launches per cell), AOTInductor
+(a C++ build per cell) and the pipelines that mean nothing on a CPU. `--all` asks every pipeline.
+"""
 
 from __future__ import annotations
 
-# Every kernel and every style, one or two pipelines per family (AOTInductor left out: its C++ build costs
-# 20-40 s a cell on 2 cores). It asks what the CPU tier can tell apart: inference, training, generated
-# inputs, tracing by Dynamo (compile, fullgraph), export without Dynamo, and the operator checks.
-CI_PIPELINES: tuple[str, ...] = (
+from harness.vocab import PIPELINES
+
+CPU_DEFAULT_PIPELINES: tuple[str, ...] = (
     "eager",
     "eager_backward",
-    "eager_inputs",
     "compile_fullgraph",
     "export_nonstrict",
     "opcheck",
 )
 
-SUBSETS: dict[str, tuple[str, ...]] = {"ci": CI_PIPELINES}
+DEFAULT_WHY = {
+    "gpu": "the whole matrix",
+    "cpu": "every kernel and style in the pipelines the interpreter answers in minutes "
+           "(no generated-input sweeps, no AOTInductor C++ builds)",
+}
 
 
-def subset_pipelines(name: str) -> tuple[str, ...]:
-    """The pipelines of a named subset; a KeyError names the known ones."""
-    if name not in SUBSETS:
-        raise KeyError(f"unknown subset {name!r}; known: {', '.join(SUBSETS)}")
-    return SUBSETS[name]
+def default_pipelines(tier: str) -> tuple[str, ...]:
+    return CPU_DEFAULT_PIPELINES if tier == "cpu" else PIPELINES
+
+
+def describe_default(tier: str) -> str:
+    """One line for the start of a run that asked no pipeline."""
+    pipelines = default_pipelines(tier)
+    named = "every pipeline" if pipelines == PIPELINES else ", ".join(pipelines)
+    return f"default selection ({tier} tier): {DEFAULT_WHY[tier]}: {named}; ask for every pipeline with --all"

@@ -9,9 +9,11 @@ No process is made per cell. What keeps a fault in its cell:
 - a CUDA error poisons the context for every later cell, so after recording that cell the worker
   leaves (`retire`) and xdist starts a fresh one;
 - between cells the worker resets Dynamo, drops the operators the harness registered, and restores
-  os.environ, so the next cell can register its own.
-A cell that corrupts Python state and then fails is *not* contained (the fork and process modes
-contain it): that is the price of this mode, measured by `python -m harness bench`.
+  os.environ, so the next cell can register its own;
+- torch's config modules are restored after each cell; a cell that changes other global state (the default
+  dtype, grad mode, the working directory: harness.run.global_state) is recorded as it ran, and then the
+  worker retires, so the next cell starts in a fresh worker.
+Outcomes are checked cell by cell against process-per-cell by `python -m harness bench`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from harness.results import CellResult
+from harness.run import global_state
 from harness.run.cell import CellRequest, execute_cell, result_for
 
 CURRENT, STAGE, FAULT_LOG, RETIRED = "current.json", "stage", "fault.log", "retired.json"
@@ -76,6 +79,8 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     (directory / STAGE).write_text("build")
     environ = dict(os.environ)
     _reset_between_cells()
+    configs = global_state.save_configs()
+    state_before = global_state.snapshot()
     faulthandler.dump_traceback_later(timeout_s, exit=True, file=log)
     workdir = Path(tempfile.mkdtemp(prefix="cell-", dir=directory))  # inside the run's folder: gone with it, even after a crash
     try:
@@ -84,11 +89,12 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
         faulthandler.cancel_dump_traceback_later()
         os.environ.clear()
         os.environ.update(environ)
+        global_state.restore_configs(configs)
         shutil.rmtree(workdir, ignore_errors=True)
     result.detail["isolation"] = "worker"
     result.detail["worker_pid"] = os.getpid()
     result.detail["started_at"] = round(started, 3)  # epoch seconds: a run's timeline, worker by worker
-    poisoned = _cuda_poisoned(result)
+    poisoned = _cuda_poisoned(result) or _state_changed(request, state_before)
     if poisoned:
         _slot.retire_reason = poisoned
         result.detail["worker_retired"] = poisoned
@@ -115,6 +121,12 @@ def _reset_between_cells() -> None:
     libraries = getattr(custom_ops, "OPDEF_TO_LIB", {})  # custom_op's and triton_op's registrations, by qualified name
     for name in [name for name in libraries if name.startswith("tcm_")]:
         libraries.pop(name)._destroy()
+
+
+def _state_changed(request: CellRequest, before: dict[str, Any]) -> str | None:
+    """Why this worker's global state can no longer be trusted after the cell, if it changed."""
+    changed = global_state.changes(before, global_state.snapshot())
+    return f"global state changed in {request.id}: {'; '.join(changed)}" if changed else None
 
 
 def _cuda_poisoned(result: CellResult) -> str | None:

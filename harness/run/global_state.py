@@ -1,0 +1,81 @@
+"""The process-wide state a cell can leave behind in a long-lived worker, taken before and after each cell.
+
+A cell that changes any of it (a kernel module that sets the default dtype, turns grad mode off, patches
+Dynamo's or Inductor's config, changes directory) would change the answer of every later cell in that
+worker. Worker isolation compares the two snapshots and retires the worker when they differ, so the next
+cell starts in a fresh one (harness.run.worker_mode). Reading these values never initialises CUDA.
+
+torch's own config modules are saved before each cell and restored after it instead: torch itself writes
+into them (on torch 2.13 every AOTInductor build fills `torch._inductor.config.aot_inductor.metadata` in
+place), and retiring a worker after every AOTInductor cell would make each of them pay a new worker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import warnings
+from typing import Any
+
+
+CONFIG_MODULES = ("torch._dynamo.config", "torch._inductor.config", "torch._functorch.config")
+
+
+def save_configs() -> dict[str, bytes]:
+    """torch's config modules as they are now (those already imported), to restore after a cell."""
+    saved = {}
+    for name in CONFIG_MODULES:
+        module = sys.modules.get(name)
+        if module is not None and hasattr(module, "save_config"):
+            saved[name] = module.save_config()
+    return saved
+
+
+def restore_configs(saved: dict[str, bytes]) -> None:
+    with warnings.catch_warnings():  # setting a deprecated key back to its own value warns
+        warnings.simplefilter("ignore", FutureWarning)
+        for name, values in saved.items():
+            sys.modules[name].load_config(values)
+
+
+def _config_digest(module_name: str) -> str | None:
+    """A digest of a torch config module's values (Dynamo's, Inductor's), if that module is imported."""
+    module = sys.modules.get(module_name)
+    if module is None or not hasattr(module, "get_config_copy"):
+        return None
+    try:
+        values = module.get_config_copy()
+    except Exception:  # a config that cannot be copied is not evidence of a change
+        return None
+    text = repr(sorted((key, repr(value)) for key, value in values.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def snapshot() -> dict[str, Any]:
+    """What this process's global state is now; only what is already imported is read."""
+    state: dict[str, Any] = {"working directory": os.getcwd(), "sys.path": tuple(sys.path)}
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return state
+    state |= {
+        "default dtype": str(torch.get_default_dtype()),
+        "grad mode": torch.is_grad_enabled(),
+        "inference mode": torch.is_inference_mode_enabled(),
+        "anomaly detection": torch.is_anomaly_enabled(),
+        "deterministic algorithms": torch.are_deterministic_algorithms_enabled(),
+        "float32 matmul precision": torch.get_float32_matmul_precision(),
+        "intra-op threads": torch.get_num_threads(),
+    }
+    if hasattr(torch, "get_default_device"):
+        state["default device"] = str(torch.get_default_device())
+    for name in CONFIG_MODULES:
+        digest = _config_digest(name)
+        if digest is not None:
+            state[name] = digest
+    return state
+
+
+def changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """`name: old -> new` for each value both snapshots hold and that differs (a module imported since is no change)."""
+    return [f"{name}: {before[name]} -> {after[name]}" for name in before if name in after and before[name] != after[name]]
