@@ -18,7 +18,6 @@ import sys
 import warnings
 from typing import Any
 
-
 CONFIG_MODULES = ("torch._dynamo.config", "torch._inductor.config", "torch._functorch.config")
 
 

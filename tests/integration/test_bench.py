@@ -29,16 +29,16 @@ def _rows(table: str) -> dict[tuple[str, str], list[str]]:
     rows = {}
     for line in table.splitlines():
         cells = [cell.strip() for cell in line.strip("|").split("|")]
-        if line.startswith("|") and cells[0] in ("fork", "process", "worker"):
+        if line.startswith("|") and cells[0] in ("process", "worker"):
             rows[(cells[0], cells[1])] = cells
     return rows
 
 
 def test_speed_ups_are_against_process_per_cell_at_the_same_worker_count():
-    runs = [_run("process", "1", 100.0, 80.0), _run("fork", "1", 40.0, 20.0),
+    runs = [_run("process", "1", 100.0, 80.0), _run("worker", "1", 40.0, 20.0),
             _run("process", "2", 60.0, 90.0), _run("worker", "2", 20.0, 30.0)]
     rows = _rows(render_bench(runs, CONTEXT))
-    assert rows[("fork", "1")][5:7] == ["2.50x", "4.00x"]
+    assert rows[("worker", "1")][5:7] == ["2.50x", "4.00x"]
     assert rows[("worker", "2")][5:7] == ["3.00x", "3.00x"]
     assert rows[("process", "2")][5:8] == ["1.00x", "1.00x", "identical"]
 
@@ -55,8 +55,8 @@ def test_differing_outcomes_are_named_and_missing_cells_count():
 
 
 def test_without_a_process_run_or_results_nothing_is_claimed():
-    rows = _rows(render_bench([_run("fork", "1", 10.0, 5.0), _run("worker", "2", 10.0, 5.0, {})], CONTEXT))
-    assert rows[("fork", "1")][5:8] == ["n/a", "n/a", "n/a (no process run)"]
+    rows = _rows(render_bench([_run("worker", "1", 10.0, 5.0), _run("worker", "2", 10.0, 5.0, {})], CONTEXT))
+    assert rows[("worker", "1")][5:8] == ["n/a", "n/a", "n/a (no process run)"]
     assert rows[("worker", "2")][7] == "no results (exit 0)"
 
 
@@ -64,15 +64,6 @@ def test_the_table_names_the_machine_and_the_cells():
     table = render_bench([_run("process", "1", 1.0, 1.0)], CONTEXT)
     assert "16 CPU cores, GPU: NVIDIA H100 80GB HBM3 x1; tier gpu, torch 2.11.0+cu130, triton 3.6.0" in table
     assert "Cells: 3 (add x native, raw x eager, compile)" in table
-
-
-def test_the_table_says_when_fresh_process_cells_loaded_in_a_new_python():
-    spawn = render_bench([_run("process", "1", 1.0, 1.0)], {**CONTEXT, "fresh_loader": "spawn"})
-    zygote = render_bench([_run("process", "1", 1.0, 1.0)], {**CONTEXT, "fresh_loader": "zygote"})
-    assert "aoti_fresh_process loads in a new Python per cell (--fresh-loader spawn)" in spawn
-    assert "--fresh-loader" not in zygote
-    ordered = render_bench([_run("process", "1", 1.0, 1.0)], {**CONTEXT, "durations_from": "last.jsonl"})
-    assert "every run starts the longest groups first, by the durations in `last.jsonl`" in ordered
 
 
 def test_a_sharded_bench_says_which_shard_and_how_it_was_balanced():
@@ -107,17 +98,9 @@ def test_every_run_of_a_sharded_bench_asks_the_same_shard(monkeypatch, tmp_path)
     assert "Cells: 1 (add, sin x native x eager), shard 2/2 of them (`--shard`" in (tmp_path / "bench.md").read_text()
 
 
-def test_the_table_says_how_xdist_workers_started_and_what_the_cpu_column_then_misses():
-    def table(**context: object) -> str:
-        return render_bench([_run("process", "2", 1.0, 1.0)], {**CONTEXT, **context})
-
-    assert "forked from the run's zygote in worker isolation and are new Pythons in fork and process" in table()
-    assert "every run's xdist workers are forked from its zygote (--worker-start zygote)" in table(worker_start="zygote")
-    assert "every run's xdist workers are new Pythons (--worker-start spawn)" in table(worker_start="spawn")
-    misses = "the loader zygote is started by a worker, and its CPU time is not in the CPU column"
-    fresh = {"fresh_loader": "zygote", "pipelines": ["eager", "aoti_fresh_process"]}
-    assert misses in table(**fresh) and misses in table(worker_start="spawn", **fresh)
-    assert misses not in table(worker_start="zygote", **fresh) and misses not in table(fresh_loader="zygote")
+def test_the_table_says_when_runs_started_the_longest_groups_first():
+    ordered = render_bench([_run("process", "1", 1.0, 1.0)], {**CONTEXT, "durations_from": "last.jsonl"})
+    assert "every run starts the longest groups first, by the durations in `last.jsonl`" in ordered
 
 
 def harness(*args: str) -> subprocess.CompletedProcess[str]:
@@ -125,7 +108,7 @@ def harness(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--modes", "fork,thread"], "error: --modes: unknown isolation mode 'thread'; valid modes: fork, process, worker"),
+    (["--modes", "worker,thread"], "error: --modes: unknown isolation mode 'thread'; valid modes: worker, process"),
     (["--workers", "1,zero"], "error: --workers '1,zero': give worker counts >= 1, comma-separated (e.g. 1,2)"),
     (["-p", "eagre"], "error: unknown pipeline 'eagre'"),
     (["--durations-from", "/no/such.jsonl"], "error: --durations-from: /no/such.jsonl"),
@@ -167,17 +150,17 @@ def test_gpu_counts_add_a_column_and_the_scaling_from_each_modes_first_row():
     def run(mode: str, workers: str, gpus: int, wall: float) -> BenchRun:
         return BenchRun(mode, workers, Path(f"{mode}-n{workers}-g{gpus}.jsonl"), wall, wall, 0, dict(OUTCOMES), gpus)
 
-    runs = [run("process", "16", 1, 100.0), run("fork", "16", 1, 50.0),
-            run("process", "32", 2, 55.0), run("fork", "32", 2, 28.0)]
+    runs = [run("process", "16", 1, 100.0), run("worker", "16", 1, 50.0),
+            run("process", "32", 2, 55.0), run("worker", "32", 2, 28.0)]
     table = render_bench(runs, CONTEXT)
     header = next(line for line in table.splitlines() if line.startswith("| isolation"))
     assert [cell.strip() for cell in header.strip("|").split("|")][:4] == ["isolation", "workers", "GPUs",
                                                                           "wall vs its mode's first row"]
     rows = {(cells[0], cells[1], cells[2]): cells for cells in
-            ([cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines() if line.startswith("| f")
+            ([cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines() if line.startswith("| w")
              or line.startswith("| p"))}
-    assert rows[("fork", "32", "2")][3] == "1.79x"  # 50 s on 1 GPU and 16 workers -> 28 s on 2 GPUs and 32 workers
-    assert rows[("fork", "32", "2")][7] == "1.96x"  # against process at the same workers and GPUs (55 s), not 100 s
+    assert rows[("worker", "32", "2")][3] == "1.79x"  # 50 s on 1 GPU and 16 workers -> 28 s on 2 GPUs and 32 workers
+    assert rows[("worker", "32", "2")][7] == "1.96x"  # against process at the same workers and GPUs (55 s), not 100 s
     assert rows[("process", "16", "1")][3] == "1.00x"
 
 
@@ -191,8 +174,8 @@ def test_each_run_sees_only_its_first_gpus(monkeypatch, tmp_path):
         return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr(bench.subprocess, "run", fake_run)
-    bench.run_once("fork", "2", tmp_path / "a.jsonl", [], ["3", "5"])
-    bench.run_once("fork", "2", tmp_path / "b.jsonl", [])
+    bench.run_once("worker", "2", tmp_path / "a.jsonl", [], ["3", "5"])
+    bench.run_once("worker", "2", tmp_path / "b.jsonl", [])
     assert seen == ["3,5", None]
 
 

@@ -86,7 +86,7 @@ def test_worker_mode_outside_xdist_is_refused_with_one_line():
                                 "--matrix-kernel", "add", "-p", "no:cacheprovider"],
                                cwd=REPO, capture_output=True, text=True, timeout=300)
     assert completed.returncode == 4
-    assert "--matrix-isolation worker runs cells inside pytest-xdist workers: add -n N" in completed.stderr
+    assert "the matrix runs its cells in pytest-xdist workers: add -n auto (or -n N)" in completed.stderr
 
 
 STRESS_TESTS = """

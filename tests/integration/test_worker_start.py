@@ -160,14 +160,6 @@ def test_zygote_and_spawn_workers_give_the_same_outcomes_with_caches_of_their_ow
         shutil.rmtree(own_tmp, ignore_errors=True)
 
 
-@pytest.mark.parametrize(("isolation", "chosen", "started_by"), [
-    ("worker", None, "zygote"), ("fork", None, "spawn"), ("process", None, "spawn"),
-    ("fork", "zygote", "zygote"), ("worker", "spawn", "spawn"),
-])
-def test_the_default_worker_start_is_the_zygote_in_worker_isolation_only(isolation, chosen, started_by):
-    assert loader_zygote.worker_start(isolation, chosen) == started_by
-
-
 def test_the_controller_names_the_stand_in_as_each_workers_python_and_falls_back_when_no_zygote_starts(monkeypatch, tmp_path):
     from types import SimpleNamespace
 
