@@ -185,7 +185,7 @@ def run_matrix(session: nox.Session, choice: str) -> None:
             results = results.removesuffix(".jsonl") + "-shard" + shard.replace("/", "of") + ".jsonl"
         args = ["-o", results, *args]
     replace = [] if resume else ["--overwrite"]
-    ran = status(session, py, "-m", "harness", "run", "-n", "auto", *replace, *args)
+    ran = status(session, py, "-m", "harness", "run", *replace, *args)  # the default: isolated, -n auto
     if shard:
         session.log(f"one shard written to {results}; merge the shards with `python -m harness merge`, then report and diff")
         if ran:

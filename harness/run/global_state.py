@@ -1,9 +1,9 @@
 """The process-wide state a cell can leave behind in a long-lived worker, taken before and after each cell.
 
-A cell that changes any of it (a kernel module that sets the default dtype, turns grad mode off, patches
-Dynamo's or Inductor's config, changes directory) would change the answer of every later cell in that
-worker. Worker isolation compares the two snapshots and retires the worker when they differ, so the next
-cell starts in a fresh one (harness.run.worker_mode). Reading these values never initialises CUDA.
+A cell that changes any of it (a kernel module that sets the default dtype, turns grad mode off, replaces a
+function of torch or of the harness, registers a kernel on an existing operator, changes directory) would
+change the answer of every later cell in that worker. Worker isolation compares the two snapshots and
+retires the worker when they differ, so the next cell starts in a fresh one (harness.run.worker_mode). Reading these values never initialises CUDA.
 
 torch's own config modules are saved before each cell and restored after it instead: torch itself writes
 into them (on torch 2.13 every AOTInductor build fills `torch._inductor.config.aot_inductor.metadata` in
@@ -17,6 +17,8 @@ import os
 import sys
 import warnings
 from typing import Any
+
+from harness.vocab import STYLES
 
 CONFIG_MODULES = ("torch._dynamo.config", "torch._inductor.config", "torch._functorch.config")
 
@@ -51,6 +53,31 @@ def _config_digest(module_name: str) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+WATCHED_MODULES = ("torch", "torch.library", "torch.nn.functional", "torch.testing")
+OWN_NAMESPACES = tuple(f"tcm_{style}" for style in STYLES)  # the styles' operators, dropped between cells
+CONTAINER_REPR_LIMIT = 20_000
+
+
+def _attribute_tokens(module: Any, with_values: bool) -> dict[str, Any]:
+    """name -> the object's identity (and, for the harness's own containers, their contents) of a module's globals."""
+    tokens: dict[str, Any] = {}
+    for name, value in list(vars(module).items()):
+        if name.startswith("__"):
+            continue
+        token: Any = id(value)
+        if with_values and isinstance(value, (dict, list, set, tuple)):
+            text = repr(value)
+            token = text if len(text) <= CONTAINER_REPR_LIMIT else token
+        tokens[name] = token
+    return tokens
+
+
+def _registrations(library: Any) -> frozenset[str]:
+    """Operators defined and kernels registered through torch.library, less the harness's own per-style namespaces."""
+    entries = set(getattr(library, "_impls", ())) | set(getattr(library, "_defs", ()))
+    return frozenset(entry for entry in entries if entry.replace("::", "/").split("/")[0] not in OWN_NAMESPACES)
+
+
 def snapshot() -> dict[str, Any]:
     """What this process's global state is now; only what is already imported is read."""
     state: dict[str, Any] = {"working directory": os.getcwd(), "sys.path": tuple(sys.path)}
@@ -72,9 +99,28 @@ def snapshot() -> dict[str, Any]:
         digest = _config_digest(name)
         if digest is not None:
             state[name] = digest
+    state["torch.library registrations"] = _registrations(torch.library)
+    for name in WATCHED_MODULES + tuple(sorted(n for n in sys.modules if n.startswith("harness."))):
+        module = sys.modules.get(name)
+        if module is not None:
+            state[f"module {name}"] = _attribute_tokens(module, with_values=name.startswith("harness."))
     return state
 
 
 def changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """`name: old -> new` for each value both snapshots hold and that differs (a module imported since is no change)."""
-    return [f"{name}: {before[name]} -> {after[name]}" for name in before if name in after and before[name] != after[name]]
+    """One line per value both snapshots hold that differs (a module or attribute that appeared since is no change)."""
+    found = []
+    for name in before:
+        old, new = before[name], after.get(name)
+        if new is None or old == new:
+            continue
+        if isinstance(old, frozenset):
+            added, removed = sorted(new - old), sorted(old - new)
+            found.append(f"{name}: {len(added)} added{f' ({added[0]}...)' if added else ''}, {len(removed)} removed")
+        elif isinstance(old, dict):
+            replaced = sorted(key for key in old if key in new and old[key] != new[key])
+            if replaced:
+                found.append(f"{name.removeprefix('module ')}: {', '.join(replaced[:5])} replaced")
+        else:
+            found.append(f"{name}: {old} -> {new}")
+    return found

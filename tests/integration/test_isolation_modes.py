@@ -180,9 +180,9 @@ def test_a_cuda_error_retires_the_worker_after_its_cell_is_recorded(tmp_path):
 def test_cold_cache_gives_the_cell_empty_caches_of_its_own(cold, tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where run_isolated makes the cell's folder
     request = CellRequest("add", "custom_op", "compile_fullgraph", "cpu", cold_cache=cold)
-    warm_imports()  # as the fork parent does first (importing Inductor may set TORCHINDUCTOR_CACHE_DIR itself)
+    warm_imports()  # as the zygote does first (importing Inductor may set TORCHINDUCTOR_CACHE_DIR itself)
     before = {name: os.environ.get(name) for name in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")}
-    result = run_isolated(request, timeout_s=600, mode="fork", keep_workdir=True)
+    result = run_isolated(request, timeout_s=600, mode="process", keep_workdir=True)
     (workdir,) = tmp_path.glob("tcm-add-custom_op-compile_fullgraph-*")
     cold_inductor = workdir / "cold-cache" / "inductor"
     assert result.outcome == "pass", result

@@ -84,7 +84,7 @@ def test_one_gpu_or_the_cpu_tier_pins_nothing(monkeypatch):
 
 def test_a_worker_sets_cuda_visible_devices_at_configure(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
-    config = SimpleNamespace(workerinput={"tcm_gpu": "1", "workerid": "gw1"}, option=SimpleNamespace(matrix_isolation="fork"))
+    config = SimpleNamespace(workerinput={"tcm_gpu": "1", "workerid": "gw1"}, option=SimpleNamespace(matrix_isolation="process"))
     xdist_hooks.pytest_configure(config)
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "1"
 

@@ -1,6 +1,6 @@
 """Every fault of issue #7 through the real engine, on this machine's tier, as one table.
 
-Three runs of `python -m harness run` in one worker (fork isolation): the eager faults with
+Three runs of `python -m harness run` in one worker (the default, worker isolation): the eager faults with
 witnesses before (`add`) and after (`after_add`) them, the compile fault with a witness after it,
 and a clean run of the witnesses alone. For each fault: its cell gets the expected outcome and
 stage; its other cells equal the clean `add` cell in the same style and pipeline; every witness
@@ -141,7 +141,7 @@ def fault_table(folder: Path) -> tuple[str, list[str]]:
     header = read_results(folder / "eager.jsonl").header
     env = header["environment"]
     where = f"GPU {env.get('gpu')}" if TIER == "gpu" else "CPU interpreter tier (TRITON_INTERPRET=1)"
-    lines = [f"Faults measured on the {where}; torch {env.get('torch')}, triton {env.get('triton')}; fork isolation, "
+    lines = [f"Faults measured on the {where}; torch {env.get('torch')}, triton {env.get('triton')}; worker isolation, "
              f"one worker; per-cell limits {TIMEOUT_S['eager']} s (eager run), {TIMEOUT_S['compile']} s (compile run).", "",
              "| fault | cell | expected | observed | neighbours intact |", "|---|---|---|---|---|"]
     problems: list[str] = []

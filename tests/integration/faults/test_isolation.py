@@ -1,9 +1,9 @@
 """Fault injection: a faulty cell gets the right outcome and stage, and no other cell's outcome changes.
 
 The faults run through the real engine (CLI -> pytest -> isolation -> cell) on the CPU tier,
-in one worker, before the witnesses, for each isolation mechanism. In `worker` mode a cell runs in
-the xdist worker itself: a crash, an exit or a hang ends that worker and a new one takes over, but a
-cell that corrupts its process and then raises (fault_dirty) is not contained, so it is not asked there.
+in one worker, before the witnesses, for each isolation mechanism. In `worker` mode (the default) a cell runs
+in the xdist worker itself: a crash, an exit or a hang ends that worker and a new one takes over, and a cell
+that corrupts its process and then raises (fault_dirty, fault_dirty_torch) is recorded, then its worker retires.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from harness.results import read_results
 FAULTS = Path(__file__).with_name("fault_kernels.py")
 REPO = Path(__file__).resolve().parents[3]
 WITNESSES = ["add", "after_add", "after_sin"]
-FAULT_KERNELS = ["fault_segfault", "fault_abort", "fault_hang", "fault_exit", "fault_dirty"]
-CONTAINED_ONLY_BY_A_PROCESS = ["fault_dirty"]  # the cost of worker mode (see test_the_dirty_fault_would_poison_a_shared_process)
+FAULT_KERNELS = ["fault_segfault", "fault_abort", "fault_hang", "fault_exit", "fault_dirty", "fault_dirty_torch"]
 
 
 def run_matrix(tmp_path: Path, name: str, kernels: list[str], isolation: str, timeout: float = 60) -> dict[str, object]:
@@ -35,15 +34,11 @@ def run_matrix(tmp_path: Path, name: str, kernels: list[str], isolation: str, ti
     return {cell.id: cell for cell in read_results(output).cells}
 
 
-def faults_for(isolation: str) -> list[str]:
-    return [kernel for kernel in FAULT_KERNELS if isolation != "worker" or kernel not in CONTAINED_ONLY_BY_A_PROCESS]
-
-
-@pytest.fixture(scope="module", params=["fork", "process", "worker"])
+@pytest.fixture(scope="module", params=["worker", "process"])
 def runs(request, tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp(request.param)
     clean = run_matrix(tmp_path, "clean", WITNESSES, request.param)
-    faulty = run_matrix(tmp_path, "faulty", WITNESSES + faults_for(request.param), request.param, timeout=15)
+    faulty = run_matrix(tmp_path, "faulty", WITNESSES + FAULT_KERNELS, request.param, timeout=15)
     return clean, faulty
 
 
@@ -56,12 +51,11 @@ def runs(request, tmp_path_factory):
         ("fault_hang", "timeout", "run", "Timeout", "no result after 15 s in stage run"),
         ("fault_exit", "crash", "run", "ProcessExited", "exited with code 3 in stage run"),
         ("fault_dirty", "fail", "run", "RuntimeError", "raised after corrupting the checker"),
+        ("fault_dirty_torch", "fail", "run", "RuntimeError", "raised after setting the default device to meta"),
     ],
 )
 def test_faulty_cell_gets_its_outcome_and_stage(runs, kernel, outcome, stage, error_type, message_part):
     _, faulty = runs
-    if f"{kernel}/native/eager" not in faulty:
-        pytest.skip(f"{kernel} is contained only by a process per cell, not asked in worker mode")
     for style in ("raw", "custom_op"):
         cell = faulty[f"{kernel}/{style}/eager"]
         assert (cell.outcome, cell.stage, cell.error_type) == (outcome, stage, error_type), cell

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from report_helpers import cell, environment, results, write_results
 
 from harness.report.__main__ import main
@@ -44,32 +43,6 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
     bad.write_text("not json\n")
     assert main(["timings", str(bad)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
-
-
-REPO = Path(__file__).resolve().parents[3]
-COMMITTED_TIMINGS = sorted(REPO.glob("reports/runs/*/*timings.md"))
-
-
-def _results_of(timings: Path) -> Path:
-    """`timings.md` sits beside its run's `results.jsonl`; `NAME.timings.md` beside `NAME.jsonl`."""
-    if timings.name == "timings.md":
-        return timings.with_name("results.jsonl")
-    return timings.with_name(timings.name.removesuffix(".timings.md") + ".jsonl")
-
-
-def test_every_committed_run_with_results_has_its_timings() -> None:
-    assert len(COMMITTED_TIMINGS) >= 4
-    assert all(_results_of(path).is_file() for path in COMMITTED_TIMINGS)
-
-
-@pytest.mark.parametrize("timings", COMMITTED_TIMINGS, ids=lambda p: str(p.relative_to(REPO)))
-def test_the_committed_timings_are_rendered_from_the_committed_run(timings: Path) -> None:
-    """Each committed timings table is derived, never edited: rendering its results again gives it."""
-    from harness.results import read_results
-
-    results = _results_of(timings)
-    source = str(results.relative_to(REPO))
-    assert render_timings(read_results(results), source) == timings.read_text()
 
 
 def test_cells_with_start_times_get_a_timeline_of_how_busy_the_workers_were() -> None:
