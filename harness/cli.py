@@ -8,27 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.cli_common import CliError, load_tier_and_specs
 from harness.run.options import add_cli_options, pytest_arguments
 from harness.vocab import PIPELINE_FAMILIES, STYLES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MATRIX_DIR = REPO_ROOT / "matrix"
-
-
-class CliError(Exception):
-    """Bad input: printed as one line, exit 2."""
-
-
-def _load(args: argparse.Namespace) -> dict[str, Any]:
-    from harness.domain.registry import KernelSourceError, load_specs
-    from harness.run.environment import enter_tier, resolve_tier
-
-    tier = resolve_tier(getattr(args, "tier", "auto"))
-    enter_tier(tier)  # before any kernel module is imported: decoration reads TRITON_INTERPRET
-    try:
-        return {"tier": tier, "specs": load_specs(args.kernels_from)}
-    except KernelSourceError as exc:
-        raise CliError(str(exc)) from None
 
 
 def _add_run_parser(subparsers: Any) -> None:
@@ -49,7 +34,7 @@ def command_run(args: argparse.Namespace) -> int:
     from harness.run.subsets import describe_default
     from harness.run.workers import resolve_worker_count
 
-    loaded = _load(args)
+    loaded = load_tier_and_specs(args)
     tier = loaded["tier"]
     try:
         kernels = validate("kernel", args.kernel, loaded["specs"])
@@ -148,7 +133,7 @@ def _check_writable(path: Path) -> None:
 def command_list(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    specs = _load(args)["specs"]
+    specs = load_tier_and_specs(args)["specs"]
     rows = [[spec.name, ", ".join(spec.features), ", ".join(str(d).removeprefix("torch.") for d in spec.dtypes),
              "yes" if spec.accepts_noncontiguous else "may refuse", spec.description, spec.source]
             for spec in specs.values()]
@@ -167,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_parser(subparsers)
     listing = subparsers.add_parser("list", help="the kernels, styles and pipelines this harness knows")
     listing.add_argument("--kernels-from", action="append", default=[])
-    from harness.run.bench import add_bench_parser
+    from harness.bench import add_bench_parser
 
     add_bench_parser(subparsers)
     try:

@@ -2,12 +2,13 @@
 
 A cell that changes any of it (a kernel module that sets the default dtype, turns grad mode off, replaces a
 function of torch or of the harness, registers a kernel on an existing operator, changes directory) would
-change the answer of every later cell in that worker. Worker isolation compares the two snapshots and
-retires the worker when they differ, so the next cell starts in a fresh one (harness.run.worker_mode). Reading these values never initialises CUDA.
+change the answer of every later cell in that worker. Worker isolation compares the two snapshots and retires
+the worker when they differ, so the next cell starts in a fresh one (harness.run.worker_mode). Reading these
+values never initialises CUDA.
 
-torch's own config modules are saved before each cell and restored after it instead: torch itself writes
-into them (on torch 2.13 every AOTInductor build fills `torch._inductor.config.aot_inductor.metadata` in
-place), and retiring a worker after every AOTInductor cell would make each of them pay a new worker.
+torch's own config modules are saved before each cell and restored after it instead: torch itself writes into
+them (on torch 2.13 every AOTInductor build fills `torch._inductor.config.aot_inductor.metadata` in place),
+and retiring a worker after every AOTInductor cell would make each of them pay a new worker.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.bench import BenchRun, differences, render_bench
 from harness.results import read_results
-from harness.run.bench import BenchRun, differences, render_bench
 
 REPO = Path(__file__).resolve().parents[2]
 ENVIRONMENT = {"cpu_count": 16, "gpu": "NVIDIA H100 80GB HBM3", "gpu_count": 1, "tier": "gpu", "torch": "2.11.0+cu130",
@@ -78,7 +78,7 @@ def test_a_sharded_bench_says_which_shard_and_how_it_was_balanced():
 
 
 def test_every_run_of_a_sharded_bench_asks_the_same_shard(monkeypatch, tmp_path):
-    from harness.run import bench
+    from harness import bench
 
     commands, real_run = [], subprocess.run
 
@@ -165,7 +165,7 @@ def test_gpu_counts_add_a_column_and_the_scaling_from_each_modes_first_row():
 
 
 def test_each_run_sees_only_its_first_gpus(monkeypatch, tmp_path):
-    from harness.run import bench
+    from harness import bench
 
     seen = []
 

@@ -76,13 +76,13 @@ def _split(values: str) -> list[str]:
 
 
 def command_bench(args: argparse.Namespace) -> int:
-    from harness.cli import CliError, _load
+    from harness.cli_common import CliError, load_tier_and_specs
     from harness.run.environment import describe
     from harness.run.options import ISOLATION_MODES, RUN_OPTIONS, cli_arguments
     from harness.run.selection import SelectionError, select_cells, validate
     from harness.vocab import PIPELINES
 
-    loaded = _load(args)
+    loaded = load_tier_and_specs(args)
     try:
         kernels = validate("kernel", args.kernel or DEFAULT_KERNELS, loaded["specs"])
         styles = validate("style", args.style, STYLES)
@@ -151,7 +151,7 @@ def command_bench(args: argparse.Namespace) -> int:
 
 def _counts(value: str, option: str, what: str) -> list[str]:
     """A comma-separated list of whole numbers >= 1, or CliError naming the option."""
-    from harness.cli import CliError
+    from harness.cli_common import CliError
 
     counts = _split(value)
     if not counts or not all(count.isdigit() and int(count) >= 1 for count in counts):
@@ -161,7 +161,7 @@ def _counts(value: str, option: str, what: str) -> list[str]:
 
 def _gpu_counts(value: str | None, environment: dict[str, Any]) -> tuple[list[int | None], list[str]]:
     """The --gpus counts (or [None] when not given) and the GPUs CUDA may use here; CliError when they cannot run."""
-    from harness.cli import CliError
+    from harness.cli_common import CliError
     from harness.run.gpus import visible_gpus
 
     if value is None:
