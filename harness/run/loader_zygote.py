@@ -7,7 +7,7 @@ Inductor's CPU ISA probe, which `aoti_load_package` runs (10 child Pythons that 
 before its first compile. `aoti_fresh_process` asks whether a package runs in a process that never
 imported the kernel's module; forking each loader from one process that did those two things once,
 never touched CUDA and never imported a kernel module, keeps that question and drops the repeated cost.
-The loader child is `harness.run.aoti_loader.main`, as in a new Python; its report still lists any kernel
+The loader child is `harness.domain.pipelines.aoti_loader.main`, as in a new Python; its report still lists any kernel
 module it finds imported. A worker child runs the code xdist would give a new Python (`_worker_child`,
 asked for by harness.run.zygote_python).
 
@@ -16,7 +16,7 @@ asked for by harness.run.zygote_python).
   one byte (`L` a loader, `W` a worker, which carries its stdin, stdout and stderr) and one JSON line; the
   answer to a loader is one JSON line `{"returncode": N, "timed_out": bool, "pid": P}` (N < 0: the signal
   that ended it); a worker's caller first gets `{"pid": P}`, then the same line when the worker ends.
-- Client: `run_loader(DIR, OWNER_PID, TIER, argv, env, timeout_s, log)`, which starts the zygote if none is
+- Client: `run_loader(DIR, OWNER_PID, TIER, MODULE, argv, env, timeout_s, log)`, which starts the zygote if none is
   alive (under a file lock: many workers may ask at once).
 - The controller makes DIR (`make_loader_dir`), starts the zygote itself when workers are to be forked from
   it, and ends it (`stop`, which also waits for it when this process started it).
@@ -155,12 +155,13 @@ def ensure_started(directory: Path, owner_pid: int, tier: str) -> int:
         return process.pid
 
 
-def run_loader(directory: Path, owner_pid: int, tier: str, argv: list[str], env: dict[str, str],
+def run_loader(directory: Path, owner_pid: int, tier: str, module: str, argv: list[str], env: dict[str, str],
                timeout_s: float, log: Path) -> LoaderRun:
-    """Have the zygote fork a loader for `argv` (harness.run.aoti_loader's arguments) and wait for its exit status.
+    """Have the zygote fork a loader that runs `module`'s `main(argv)` and wait for its exit status.
 
     A zygote that died without removing its socket (killed) refuses the connection: it is started again, once."""
-    request = LOADER_REQUEST + (json.dumps({"argv": argv, "env": env, "timeout_s": timeout_s, "log": str(log)}) + "\n").encode()
+    job = {"module": module, "argv": argv, "env": env, "timeout_s": timeout_s, "log": str(log)}
+    request = LOADER_REQUEST + (json.dumps(job) + "\n").encode()
     for attempt in (1, 2):
         pid = ensure_started(directory, owner_pid, tier)
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
@@ -211,7 +212,7 @@ def _warm(tier: str) -> None:
 
         with _probe_vec_isas():
             import harness.domain.pipelines  # noqa: F401  (what every cell imports; no kernel module among it)
-            import harness.run.aoti_loader  # noqa: F401
+            import harness.domain.pipelines.aoti_loader  # noqa: F401
             from harness.run.isolation import warm_imports
 
             warm_imports()
@@ -291,9 +292,9 @@ def _loader_child(request: dict[str, Any]) -> int:
     descriptor = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(descriptor, 1)
     os.dup2(descriptor, 2)
-    from harness.run.aoti_loader import main
+    import importlib
 
-    return main(request["argv"])
+    return importlib.import_module(request["module"]).main(request["argv"])
 
 
 def _worker_child(request: dict[str, Any], descriptors: list[int]) -> int:

@@ -22,11 +22,12 @@ import pytest
 from zygote_helpers import assert_no_zygote_left, cells_of
 
 import kernels  # noqa: F401  (the caller has imported the kernels; the loader must not see them)
+from harness.domain.pipelines.aoti_loader import read_report
 from harness.run import loader_zygote
-from harness.run.aoti_loader import read_report
 from harness.run.environment import resolve_tier
 
 TIER = resolve_tier("auto")
+AOTI_LOADER = "harness.domain.pipelines.aoti_loader"
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -39,7 +40,7 @@ def zygote_dir():
 
 def _load(directory: Path, tmp_path: Path, package: Path, timeout_s: float = 120.0, name: str = "one"):
     paths = [tmp_path / f"{name}-{suffix}" for suffix in ("inputs.pt", "outputs.pt", "report.json")]
-    run = loader_zygote.run_loader(directory, os.getpid(), TIER, [str(package), *map(str, paths)], dict(os.environ),
+    run = loader_zygote.run_loader(directory, os.getpid(), TIER, AOTI_LOADER, [str(package), *map(str, paths)], dict(os.environ),
                                    timeout_s, tmp_path / f"{name}.log")
     return run, read_report(paths[2])
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +51,7 @@ def run_aoti_strict(context: CellContext) -> dict[str, Any]:
 
 
 def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
-    """Package here, then load and run in a Python that never imported the kernel's module (harness.run.aoti_loader)."""
+    """Package here, then load and run in a Python that never imported the kernel's module (aoti_loader)."""
     args = context.inputs()
     path = package(context, args, strict=False)
     inputs_path, outputs_path, report_path = (context.workdir / n for n in ("inputs.pt", "outputs.pt", "loader.json"))
@@ -62,8 +59,12 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
     expected_output, expected_mutations = expected_result(context, args)
     argv = [str(path), str(inputs_path), str(outputs_path), str(report_path)]
     with staged("load", context):
-        returncode, stderr, loader = _load_in_fresh_process(context, argv)
-    from harness.run.aoti_loader import read_report
+        if context.fresh_python is None:
+            raise SkipCell("aoti_fresh_process needs a fresh Python, which only a run can give (harness.run)")
+        fresh = context.fresh_python("harness.domain.pipelines.aoti_loader", argv, context.workdir / "loader.log",
+                                     FRESH_PROCESS_TIMEOUT_S)
+        returncode, stderr, loader = fresh.returncode, fresh.output, fresh.how
+    from harness.domain.pipelines.aoti_loader import read_report
 
     report = read_report(report_path)
     if report.get("status") != "ok":
@@ -85,24 +86,3 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
             "loader": loader}
 
 
-def _load_in_fresh_process(context: CellContext, argv: list[str]) -> tuple[int, str, str]:
-    """Run harness.run.aoti_loader in a process that never imported the kernel's module: forked by this run's loader
-    zygote when the run has one (harness.run.loader_zygote; --fresh-loader zygote), else a new Python (spawn).
-    Returns the loader's exit status (negative: its signal), its output, and which of the two ran it."""
-    from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
-
-    directory, owner = os.environ.get(LOADER_DIR_VARIABLE), os.environ.get(LOADER_OWNER_VARIABLE)
-    command = [sys.executable, "-m", "harness.run.aoti_loader", *argv]
-    if not directory or not owner:
-        completed = subprocess.run(command, capture_output=True, text=True, timeout=FRESH_PROCESS_TIMEOUT_S,
-                                   env=dict(os.environ))
-        return completed.returncode, completed.stderr, "spawn"
-    log = context.workdir / "loader.log"
-    run = run_loader(Path(directory), int(owner), context.tier, argv, dict(os.environ), FRESH_PROCESS_TIMEOUT_S, log)
-    if run.timed_out:  # as subprocess.run says it, so that both loaders give the same outcome
-        raise subprocess.TimeoutExpired(command, FRESH_PROCESS_TIMEOUT_S)
-    try:
-        output = log.read_text(errors="replace")
-    except OSError:
-        output = ""
-    return run.returncode, output, "zygote"

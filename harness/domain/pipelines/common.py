@@ -40,6 +40,9 @@ class CellContext:
     stage_marker: Callable[[str], None] | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)  # time spent in each stage, for `detail.stage_s`
     stage_depth: int = 0  # how many timed stages are open; only the outermost one is timed
+    # Runs `python -m MODULE ARGV` in a process that never imported the kernel's module: (module, argv, log,
+    # timeout_s) -> a record with returncode, output and how; given by the run layer (harness.run.fresh_python).
+    fresh_python: Callable[[str, list[str], Path, float], Any] | None = None
 
     def inputs(self, size: int | None = None, device: torch.device | None = None) -> tuple[Any, ...]:
         """Fresh inputs; the same seed gives the same values for every style, so styles face one question."""

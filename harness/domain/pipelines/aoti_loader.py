@@ -1,6 +1,6 @@
 """Load and run an AOTInductor package in a fresh process, as a deployment would.
 
-Run as `python -m harness.run.aoti_loader PACKAGE INPUTS OUTPUTS REPORT`. It imports torch
+Run as `python -m harness.domain.pipelines.aoti_loader PACKAGE INPUTS OUTPUTS REPORT`. It imports torch
 and nothing of the kernel's module; the report says which stage it reached and
 lists any kernel module that was imported anyway (proof it was fresh).
 """
