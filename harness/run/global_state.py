@@ -76,7 +76,22 @@ def _attribute_tokens(module: Any, with_values: bool) -> dict[str, Any]:
 def _registrations(library: Any) -> frozenset[str]:
     """Operators defined and kernels registered through torch.library, less the harness's own per-style namespaces."""
     entries = set(getattr(library, "_impls", ())) | set(getattr(library, "_defs", ()))
-    return frozenset(entry for entry in entries if entry.replace("::", "/").split("/")[0] not in OWN_NAMESPACES)
+    return frozenset(entry for entry in entries if _namespace(entry) not in OWN_NAMESPACES)
+
+
+def _namespace(entry: str) -> str:
+    """`ns::op` (a definition) and `ns/op/key` (a kernel) both name their namespace first."""
+    return entry.replace("::", "/").split("/")[0]
+
+
+def _overrides(before: frozenset[str], after: frozenset[str]) -> list[str]:
+    """Registrations that change an operator that existed before the cell: a kernel added to an aten or prims
+    operator, or to one already defined, or any registration removed. A namespace that appears whole (a torch
+    module imported lazily defines its operators and their kernels) changes no operator a later cell uses."""
+    defined = {entry for entry in before if "::" in entry}
+    added = [entry for entry in sorted(after - before) if "::" not in entry
+             and (_namespace(entry) in ("aten", "prims") or "::".join(entry.split("/")[:2]) in defined)]
+    return added + [f"removed {entry}" for entry in sorted(before - after)]
 
 
 def snapshot() -> dict[str, Any]:
@@ -116,8 +131,9 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         if new is None or old == new:
             continue
         if isinstance(old, frozenset):
-            added, removed = sorted(new - old), sorted(old - new)
-            found.append(f"{name}: {len(added)} added{f' ({added[0]}...)' if added else ''}, {len(removed)} removed")
+            overridden = _overrides(old, new)
+            if overridden:
+                found.append(f"{name}: {', '.join(overridden[:3])}{' ...' if len(overridden) > 3 else ''}")
         elif isinstance(old, dict):
             replaced = sorted(key for key in old if key in new and old[key] != new[key])
             if replaced:
