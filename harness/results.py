@@ -60,7 +60,7 @@ class ResultsFile:
 
 
 def header_record(environment: dict[str, Any], started: str, command: list[str], **extra: Any) -> dict[str, Any]:
-    from harness import __version__
+    from harness.version import __version__
 
     return {
         "record": "header",
