@@ -74,7 +74,7 @@ class MatrixState:
         in_shard = shard_cells(select_cells(self.kernels, self.styles, self.pipelines), self.shard, durations)
         done = self._resume_from(option.matrix_resume)
         self.planned = [cell for cell in in_shard if cell.id not in done]
-        self.durations = durations
+        self.durations = durations if durations is not None else _published_durations(self.tier)
         self._private_caches()
 
     def _point_at_loader(self) -> None:
@@ -127,6 +127,20 @@ class MatrixState:
             inherited = os.environ.get(variable)
             if inherited is None or Path(inherited).is_relative_to(shared):
                 os.environ[variable] = str(root / name)
+
+
+PUBLISHED_RESULTS = {"gpu": Path(__file__).resolve().parents[2] / "reports" / "gpu-results.jsonl"}
+
+
+def _published_durations(tier: str) -> dict[str, float] | None:
+    """Cell durations of the published results of this tier, to order a run's groups; None when there are none."""
+    path = PUBLISHED_RESULTS.get(tier)
+    if path is None or not path.is_file():
+        return None
+    try:
+        return load_durations(str(path))
+    except ShardError:
+        return None
 
 
 def loader_dir(config: pytest.Config) -> Path:
@@ -195,13 +209,14 @@ def _matrix_cell(item: pytest.Item) -> Cell | None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Drop the placeholder items of suites whose pipelines were all filtered out (pytest's empty parameter set);
-    with --matrix-durations-from, put the cells longest group first (harness.run.shard.longest_groups_first)."""
+    put the cells longest group first (harness.run.shard.longest_groups_first) by --matrix-durations-from, else by
+    the published results of this tier, so that no long group starts last and bounds the run."""
     empty = [item for item in items if "matrix_cell" in getattr(item, "fixturenames", ()) and _matrix_cell(item) is None]
     if empty:
         config.hook.pytest_deselected(items=empty)
         items[:] = [item for item in items if item not in empty]
     cells = {item: cell for item in items if (cell := _matrix_cell(item)) is not None}
-    if not config.option.matrix_durations_from or not cells:
+    if not cells or not matrix_state(config).durations:
         return
     from harness.run.shard import longest_groups_first
 
