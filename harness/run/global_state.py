@@ -84,12 +84,21 @@ def _namespace(entry: str) -> str:
     return entry.replace("::", "/").split("/")[0]
 
 
+# The dispatch keys a kernel of a device or of autograd sits under: a kernel added there to an existing operator
+# changes what later cells compute. torch's own lazy registrations use other keys (functorch registers batching
+# rules on aten operators under FuncTorchBatched at the first vmap, measured on torch 2.11).
+COMPUTING_KEYS = frozenset({"CPU", "CUDA", "Meta", "Autograd", "AutogradCPU", "AutogradCUDA", "Default",
+                            "CompositeImplicitAutograd", "CompositeExplicitAutograd",
+                            "CompositeExplicitAutogradNonFunctional"})
+
+
 def _overrides(before: frozenset[str], after: frozenset[str]) -> list[str]:
-    """Registrations that change an operator that existed before the cell: a kernel added to an aten or prims
-    operator, or to one already defined, or any registration removed. A namespace that appears whole (a torch
-    module imported lazily defines its operators and their kernels) changes no operator a later cell uses."""
+    """Registrations that change an operator that existed before the cell: a device or autograd kernel added to
+    an aten or prims operator or to one already defined, or any registration removed. A namespace that appears
+    whole (a torch module imported lazily defines its operators and their kernels) changes no operator a later
+    cell uses."""
     defined = {entry for entry in before if "::" in entry}
-    added = [entry for entry in sorted(after - before) if "::" not in entry
+    added = [entry for entry in sorted(after - before) if "::" not in entry and entry.split("/")[-1] in COMPUTING_KEYS
              and (_namespace(entry) in ("aten", "prims") or "::".join(entry.split("/")[:2]) in defined)]
     return added + [f"removed {entry}" for entry in sorted(before - after)]
 
