@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 KERNEL_MODULE_PREFIXES = ("kernels", "_tcm_user_kernels")
+TORCH_LOGGERS = ("torch", "torch.export")
 
 
 def read_report(path: Path) -> dict[str, Any]:
@@ -100,7 +101,7 @@ def main(argv: list[str]) -> int:
         return time.perf_counter()
 
     logged = LoggedErrors()
-    for logger in ("torch", "torch.export"):  # torch's loggers do not propagate: each is asked
+    for logger in TORCH_LOGGERS:  # torch's loggers do not propagate: each is asked
         logging.getLogger(logger).addHandler(logged)
     try:
         started = enter("import")
@@ -133,6 +134,9 @@ def main(argv: list[str]) -> int:
             report["missing_operators"] = missing_operators(list(job.get("operators", [])))
     else:
         report["status"] = "ok"
+    finally:
+        for logger in TORCH_LOGGERS:
+            logging.getLogger(logger).removeHandler(logged)
     report["kernel_modules_at_end"] = kernel_modules(watched)
     _write(report_path, report)
     return 0 if report["status"] == "ok" else 1

@@ -36,7 +36,7 @@ TORCH_NAMESPACES = ("aten", "prims")  # always registered: not what a consumer m
 
 
 @contextlib.contextmanager
-def roundtrip_stage(name: str, context: CellContext) -> Iterator[None]:
+def roundtrip_stage(name: str, context: CellContext | None) -> Iterator[None]:
     """`staged` under the harness's stage for `name`, with the sub-stage in the error line and the detail."""
     try:
         with staged(STAGE_OF[name], context):
@@ -97,10 +97,16 @@ def watched_modules(context: CellContext) -> list[str]:
     return sorted(name for name in names if name and not name.startswith(("torch", "triton", "builtins")))
 
 
+def fresh_process_detail(report: dict[str, Any], how: str) -> dict[str, Any]:
+    """Which process loaded the file and what of the kernel's it had imported when: the proof it was fresh."""
+    keys = ("pid", "kernel_modules_at_start", "kernel_modules_before_load", "kernel_modules_at_end", "stage_s")
+    return {"how": how, "cell_pid": os.getpid(), **{key: report.get(key) for key in keys}}
+
+
 def child_failure(report: dict[str, Any], returncode: int, output: str, source: str, imported: bool) -> StageFailure:
     """The fresh process's failure as evidence: its stage, its exception's type and first line, what it lacked."""
     name = report.get("stage", "load")
-    detail: dict[str, Any] = {"roundtrip_stage": name, "fresh_process_pid": report.get("pid")}
+    detail: dict[str, Any] = {"roundtrip_stage": name}
     if returncode < 0:
         error: BaseException = FreshProcessFailed(f"fresh process died with signal {-returncode} in stage {name}")
     else:
@@ -149,7 +155,9 @@ def run_roundtrip(context: CellContext, consumer_imports: bool) -> dict[str, Any
         fresh = context.fresh_python(LOADER_MODULE, [str(paths["job.json"])], paths["log.txt"], FRESH_PROCESS_TIMEOUT_S)
     report = read_report(paths["report.json"])
     if report.get("status") != "ok":
-        raise child_failure(report, fresh.returncode, fresh.output, source, consumer_imports)
+        failure = child_failure(report, fresh.returncode, fresh.output, source, consumer_imports)
+        failure.detail["fresh_process"] = fresh_process_detail(report, fresh.how)
+        raise failure
     saved = torch.load(paths["outputs.pt"])
     for name, before, after in zip(context.spec.argument_names, args, saved["arguments"]):
         if name in context.spec.mutates_args:  # what the program wrote in the fresh process, copied back here
@@ -161,11 +169,7 @@ def run_roundtrip(context: CellContext, consumer_imports: bool) -> dict[str, Any
     return {"export": strictness, "program_bytes": paths["program.pt2"].stat().st_size,
             "program_operators": operators, "program_higher_order_ops": higher_order,
             "consumer_imports": source if consumer_imports else None,
-            "fresh_process": {"pid": report.get("pid"), "cell_pid": os.getpid(), "how": fresh.how,
-                              "kernel_modules_at_start": report.get("kernel_modules_at_start"),
-                              "kernel_modules_before_load": report.get("kernel_modules_before_load"),
-                              "kernel_modules_at_end": report.get("kernel_modules_at_end"),
-                              "stage_s": report.get("stage_s")}}
+            "fresh_process": fresh_process_detail(report, fresh.how)}
 
 
 def run_export_roundtrip(context: CellContext) -> dict[str, Any]:
