@@ -48,13 +48,15 @@ def roundtrip_stage(name: str, context: CellContext | None) -> Iterator[None]:
         raise
 
 
-def export_either(context: CellContext, args: tuple[Any, ...]) -> tuple[Any, str]:
-    """Strict export, else non-strict; when both fail, the strict error with the non-strict one in the detail."""
+def export_either(context: CellContext, args: tuple[Any, ...]) -> tuple[Any, dict[str, str]]:
+    """Strict export, else non-strict (the detail says which, and why not strict); when both fail, the strict
+    error with the non-strict one in the detail."""
     try:
-        return export_program(context, args, strict=True), "strict"
+        return export_program(context, args, strict=True), {"export": "strict"}
     except StageFailure as strict_failure:
         try:
-            return export_program(context, args, strict=False), "non-strict"
+            strict_error = f"{error_type(strict_failure.error)}: {first_line(strict_failure.error)}"
+            return export_program(context, args, strict=False), {"export": "non-strict", "strict_error": strict_error}
         except StageFailure as nonstrict_failure:
             other = nonstrict_failure.error
             strict_failure.prefix = "export: strict and non-strict both failed; strict: "
@@ -134,7 +136,7 @@ def run_roundtrip(context: CellContext, consumer_imports: bool) -> dict[str, Any
     if consumer_imports and not context.built.rebuild_as:
         raise SkipCell("export_roundtrip rebuilds the op in the fresh process; this op does not say how it was built")
     args = context.inputs()
-    program, strictness = export_either(context, args)
+    program, how_exported = export_either(context, args)
     operators, higher_order = program_operators(program)
     paths = {name: context.workdir / f"roundtrip-{name}" for name in ("program.pt2", "inputs.pt", "outputs.pt",
                                                                       "report.json", "job.json", "log.txt")}
@@ -166,7 +168,7 @@ def run_roundtrip(context: CellContext, consumer_imports: bool) -> dict[str, Any
     output = output[0] if context.spec.num_outputs <= 1 and len(output) == 1 else tuple(output)
     with roundtrip_stage("check", context):
         check_result(context, output, args, expected_output, expected_mutations)
-    return {"export": strictness, "program_bytes": paths["program.pt2"].stat().st_size,
+    return {**how_exported, "program_bytes": paths["program.pt2"].stat().st_size,
             "program_operators": operators, "program_higher_order_ops": higher_order,
             "consumer_imports": source if consumer_imports else None,
             "fresh_process": fresh_process_detail(report, fresh.how)}
