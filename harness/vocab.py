@@ -15,7 +15,7 @@ PIPELINE_FAMILIES: dict[str, tuple[str, ...]] = {
         "cudagraphs",
         "compile_visible",
     ),
-    "export": ("export_strict", "export_nonstrict", "export_dynamic"),
+    "export": ("export_strict", "export_nonstrict", "export_dynamic", "export_roundtrip", "export_roundtrip_bare"),
     "aoti": ("aoti", "aoti_strict", "aoti_fresh_process"),
     "subsystems": ("flop_counter", "cpu_fallback", "tensor_subclass", "vmap", "opcheck"),
 }

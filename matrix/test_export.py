@@ -1,4 +1,4 @@
-"""The export pipelines: export_strict, export_nonstrict, export_dynamic."""
+"""The export pipelines: export_strict, export_nonstrict, export_dynamic, export_roundtrip, export_roundtrip_bare."""
 
 from harness.vocab import PIPELINE_FAMILIES
 

@@ -72,6 +72,11 @@ def specs_in_module(module: ModuleType, source: str) -> list[KernelSpec]:
     return unique
 
 
+def specs_from_source(source: str) -> list[KernelSpec]:
+    """The specs of one source, imported as `load_specs` imports it (a fresh process rebuilding one kernel's op)."""
+    return specs_in_module(_import_source(source), source)
+
+
 def load_specs(sources: list[str] | None = None, builtin: bool = True, entry_points: bool = True) -> dict[str, KernelSpec]:
     """Name -> spec over every source; two specs of one name is an error, not a silent override."""
     from kernels import BUILTIN_MODULES

@@ -30,6 +30,7 @@ class BuiltOp:
     custom_op_def: Any = None  # torch._library.custom_ops.CustomOpDef, for register_kernel
     is_control: bool = False  # the pure-PyTorch control: FlopCounterMode's own count is its expectation
     notes: list[str] = field(default_factory=list)
+    rebuild_as: str = ""  # the style that made it: a fresh process rebuilds the op this way (export_roundtrip)
 
 
 def _output_annotation(count: int) -> Any:
@@ -176,4 +177,6 @@ BUILDERS: dict[str, Callable[[KernelSpec, str], BuiltOp]] = {
 
 def build_style(spec: KernelSpec, style: str) -> BuiltOp:
     """Make the op for one style; torch.library names live in a per-style namespace (tcm_custom_op, ...)."""
-    return BUILDERS[style](spec, f"tcm_{style}")
+    built = BUILDERS[style](spec, f"tcm_{style}")
+    built.rebuild_as = style
+    return built

@@ -72,6 +72,19 @@ CAPABILITIES: tuple[Capability, ...] = (
         False,
         "the package loads and runs in a process that never imported the kernel's module",
     ),
+    Capability(
+        "Ships as a saved ExportedProgram",
+        ("export_roundtrip",),
+        False,
+        "export (strict, else non-strict), torch.export.save, then load and run in a fresh process that imports"
+        " the kernel's module first, as a library's user would",
+    ),
+    Capability(
+        "Saved ExportedProgram loads without importing the kernel's module",
+        ("export_roundtrip_bare",),
+        False,
+        "the same file, loaded and run in a fresh process that imports only torch: is the file alone enough",
+    ),
 )
 
 COLUMNS: tuple[Column, ...] = (

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness.domain.pipelines import aoti, compile, eager, export, subsystems
+from harness.domain.pipelines import aoti, compile, eager, export, export_roundtrip, subsystems
 from harness.domain.pipelines.common import CellContext
 from harness.vocab import PIPELINES
 
@@ -27,6 +27,8 @@ RUNNERS: dict[str, PipelineRunner] = {
     "export_strict": export.run_export_strict,
     "export_nonstrict": export.run_export_nonstrict,
     "export_dynamic": export.run_export_dynamic,
+    "export_roundtrip": export_roundtrip.run_export_roundtrip,
+    "export_roundtrip_bare": export_roundtrip.run_export_roundtrip_bare,
     "aoti": aoti.run_aoti,
     "aoti_strict": aoti.run_aoti_strict,
     "aoti_fresh_process": aoti.run_aoti_fresh_process,
