@@ -14,6 +14,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "kernels.two_outputs",
     "kernels.softmax",
     "kernels.layer_norm",
+    "kernels.rms_norm",
     "kernels.matmul",
     "kernels.scaled_add",
 )

@@ -7,6 +7,7 @@ a `triton_op`), and the harness decides what to wrap the launch in.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +61,13 @@ class KernelSpec:
     accepts_noncontiguous: True if the kernel computes right on strided views; False if it may refuse them
         (raise) instead. Either way a silently wrong result on a strided view is `wrong`.
     max_size: the largest `size` eager_inputs generates (default 4 x the largest of `sizes`).
+    saved_intermediates: names of tensors the forward computes for the backward only (an RSTD, a mean): `launch`
+        returns its outputs followed by these, `save_for_backward` sees that whole return as `output`, and every
+        style hands the user the outputs alone (see `visible_output`).
+    backward_scalars: names of float/int/bool arguments the backward receives, as keyword arguments.
+    backward_mutates: parameters of the backward (`saved0`..., `grad0`...) it writes in place; the backward
+        operator's schema declares them, so custom_op/triton_op tell compile and export the truth.
+    dynamic_bounds: (min, max) of the dynamic size for export_dynamic and compile_dynamic (default: unbounded).
     """
 
     name: str
@@ -83,6 +91,10 @@ class KernelSpec:
     max_size: int | None = None
     description: str = ""
     source: str = field(default="", compare=False)  # the module the spec came from, set by the registry
+    saved_intermediates: tuple[str, ...] = ()
+    backward_scalars: tuple[str, ...] = ()
+    backward_mutates: tuple[str, ...] = ()
+    dynamic_bounds: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         problems = spec_problems(self)
@@ -102,6 +114,25 @@ class KernelSpec:
     @property
     def has_backward(self) -> bool:
         return self.backward is not None
+
+    def backward_scalar_values(self, args: tuple[Any, ...]) -> dict[str, Any]:
+        """The scalar arguments the backward asked for, by name, taken from the forward's arguments."""
+        return {name: args[self.argument_names.index(name)] for name in self.backward_scalars}
+
+
+def visible_output(spec: KernelSpec, launched: Any) -> Any:
+    """What the user sees of a launch's return: the outputs, without the intermediates saved for the backward."""
+    if not spec.saved_intermediates:
+        return launched
+    values = tuple(launched)
+    if spec.num_outputs == 1:
+        return values[0]
+    return values[: spec.num_outputs] if spec.num_outputs > 1 else None
+
+
+def launched_count(spec: KernelSpec) -> int:
+    """How many tensors a launch returns: its outputs, then its saved intermediates."""
+    return spec.num_outputs + len(spec.saved_intermediates)
 
 
 def kernel_name(kernel: Any) -> str:
@@ -144,4 +175,56 @@ def spec_problems(spec: KernelSpec) -> list[str]:
         problems.append("max_size must be >= 1")
     if spec.num_outputs < 0:
         problems.append("num_outputs must be >= 0")
+    problems += real_kernel_problems(spec)
     return problems
+
+
+BACKWARD_PARAMETER = re.compile(r"(saved|grad)(\d+)")
+
+
+def real_kernel_problems(spec: KernelSpec) -> list[str]:
+    """The fields that let a library's kernel be written as it is (saved intermediates, scalars, bounds)."""
+    problems = []
+    names = [name for name, _ in spec.arguments]
+    kinds = dict(spec.arguments)
+    backward_only = ("saved_intermediates", "backward_scalars", "backward_mutates")
+    for label in backward_only:
+        if getattr(spec, label) and spec.backward is None:
+            problems.append(f"{label} is for the backward, and the spec declares no backward")
+    for name in spec.saved_intermediates:
+        if not isinstance(name, str) or not name.isidentifier():
+            problems.append(f"saved_intermediates names {name!r}, which is not a Python identifier")
+        elif name in names:
+            problems.append(f"saved_intermediates names {name!r}, which is an argument: intermediates are computed")
+    if len(set(spec.saved_intermediates)) != len(spec.saved_intermediates):
+        problems.append("saved_intermediates names an intermediate twice")
+    for name in spec.backward_scalars:
+        if name not in kinds:
+            problems.append(f"backward_scalars names {name!r}, which is not an argument")
+        elif kinds[name] not in (float, int, bool):
+            problems.append(f"backward_scalars names {name!r}, a {getattr(kinds[name], '__name__', kinds[name])}:"
+                            " only float, int and bool arguments (tensors reach the backward by save_for_backward)")
+    grad_count = max(spec.num_outputs, 1)
+    for name in spec.backward_mutates:
+        match = BACKWARD_PARAMETER.fullmatch(name) if isinstance(name, str) else None
+        if match is None:
+            problems.append(f"backward_mutates names {name!r}; name the backward's parameters: saved0, saved1, ..., "
+                            "grad0, grad1, ...")
+        elif match.group(1) == "grad" and int(match.group(2)) >= grad_count:
+            problems.append(f"backward_mutates names {name!r}, but the backward receives {grad_count} gradient(s)")
+    if spec.dynamic_bounds is not None:
+        problems += _bounds_problems(spec.dynamic_bounds, spec.sizes)
+    return problems
+
+
+def _bounds_problems(bounds: Any, sizes: tuple[int, int]) -> list[str]:
+    if (not isinstance(bounds, tuple) or len(bounds) != 2
+            or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)):
+        return ["dynamic_bounds must be a (min, max) pair of ints"]
+    low, high = bounds
+    if low < 2 or high <= low:
+        return [f"dynamic_bounds {bounds} must have 2 <= min < max (torch specializes sizes 0 and 1)"]
+    outside = [size for size in sizes if not low <= size <= high]
+    if outside:
+        return [f"dynamic_bounds {bounds} leave out sizes {outside}: both sizes run in the dynamic pipelines"]
+    return []

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from harness.domain.signature import named_function
-from harness.domain.spec import KernelSpec, identity_wrap, kernel_name, no_launch_wrap
+from harness.domain.spec import KernelSpec, identity_wrap, kernel_name, launched_count, no_launch_wrap, visible_output
 
 
 class SkipCell(Exception):
@@ -52,9 +52,22 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
 
 
 def _backward_signature(spec: KernelSpec, saved_count: int) -> tuple[tuple[str, ...], tuple[type, ...]]:
+    """saved0.., grad0.., then the scalars the backward asked for, by their own names and types."""
     grad_count = max(spec.num_outputs, 1)
     names = tuple(f"saved{i}" for i in range(saved_count)) + tuple(f"grad{i}" for i in range(grad_count))
-    return names, (torch.Tensor,) * len(names)
+    kinds = dict(spec.arguments)
+    scalar_kinds = tuple(kinds[name] for name in spec.backward_scalars)
+    return names + spec.backward_scalars, (torch.Tensor,) * len(names) + scalar_kinds
+
+
+def _keep_scalars(ctx: Any, spec: KernelSpec, args: tuple[Any, ...]) -> None:
+    """As a user writes `ctx.eps = eps`: one ctx attribute per scalar the backward asked for."""
+    for name, value in spec.backward_scalar_values(args).items():
+        setattr(ctx, f"scalar_{name}", value)
+
+
+def _kept_scalars(ctx: Any, spec: KernelSpec) -> dict[str, Any]:
+    return {name: getattr(ctx, f"scalar_{name}") for name in spec.backward_scalars}
 
 
 def _grads_for_all_arguments(spec: KernelSpec, grads: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -69,7 +82,8 @@ def build_native(spec: KernelSpec, namespace: str) -> BuiltOp:
 
 def build_raw(spec: KernelSpec, namespace: str) -> BuiltOp:
     """A plain Python function launching the kernel, as the tutorial's `add(x, y)`."""
-    raw = named_function(spec.name, list(spec.argument_names), lambda *args: spec.launch(identity_wrap, *args))
+    raw = named_function(spec.name, list(spec.argument_names),
+                         lambda *args: visible_output(spec, spec.launch(identity_wrap, *args)))
     return BuiltOp(call=raw, kernel_names=tuple(kernel_name(k) for k in spec.kernels))
 
 
@@ -77,15 +91,16 @@ def build_autograd_function(spec: KernelSpec, namespace: str) -> BuiltOp:
     """`forward(ctx, x, ...)` launches the kernel, `backward` the spec's backward kernels, both raw."""
 
     def forward(ctx: Any, *args: Any) -> Any:
-        output = spec.launch(identity_wrap, *args)
-        if spec.save_for_backward is not None:
-            ctx.save_for_backward(*spec.save_for_backward(args, output))
-        return output
+        launched = spec.launch(identity_wrap, *args)
+        if spec.save_for_backward is not None:  # intermediates are saved like any tensor, never returned
+            ctx.save_for_backward(*spec.save_for_backward(args, launched))
+            _keep_scalars(ctx, spec, args)
+        return visible_output(spec, launched)
 
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
         if spec.backward is None:
             raise RuntimeError(f"kernel {spec.name} declares no backward")
-        grads = _as_tuple(spec.backward(identity_wrap, *ctx.saved_tensors, *grad_outputs))
+        grads = _as_tuple(spec.backward(identity_wrap, *ctx.saved_tensors, *grad_outputs, **_kept_scalars(ctx, spec)))
         return _grads_for_all_arguments(spec, grads)
 
     grad_names = [f"grad{i}" for i in range(max(spec.num_outputs, 1))]
@@ -107,17 +122,23 @@ def _library_op(spec: KernelSpec, namespace: str, use_triton_op: bool) -> BuiltO
     names, kinds = spec.argument_names, tuple(kind for _, kind in spec.arguments)
     decorate: Any = library.triton_op if use_triton_op else library.custom_op
 
-    forward_impl = _typed(lambda *args: spec.launch(wrap, *args), names, kinds, spec.num_outputs)
+    # Saved intermediates are hidden outputs of the operator (setup_context sees only inputs and outputs);
+    # the style's callable returns the outputs alone, so the user sees what every other style gives.
+    returned = launched_count(spec)
+    forward_impl = _typed(lambda *args: spec.launch(wrap, *args), names, kinds, returned)
     forward = decorate(f"{namespace}::{spec.name}", forward_impl, mutates_args=spec.mutates_args)
     if not use_triton_op:
-        forward.register_fake(_typed(lambda *args: spec.launch(no_launch_wrap, *args), names, kinds, spec.num_outputs))
+        forward.register_fake(_typed(lambda *args: spec.launch(no_launch_wrap, *args), names, kinds, returned))
 
     if spec.backward is not None and spec.save_for_backward is not None:
         _register_backward(spec, namespace, forward, decorate, wrap, use_triton_op)
 
     overload = getattr(getattr(torch.ops, namespace), spec.name).default
     kernel_names = tuple(kernel_name(k) for k in spec.kernels)
-    return BuiltOp(call=forward, kernel_names=kernel_names, overload=overload, custom_op_def=forward)
+    call = forward
+    if spec.saved_intermediates:
+        call = named_function(spec.name, list(names), lambda *args: visible_output(spec, forward(*args)))
+    return BuiltOp(call=call, kernel_names=kernel_names, overload=overload, custom_op_def=forward)
 
 
 def _register_backward(spec: KernelSpec, namespace: str, forward: Any, decorate: Any, wrap: Any, use_triton_op: bool) -> None:
@@ -125,29 +146,42 @@ def _register_backward(spec: KernelSpec, namespace: str, forward: Any, decorate:
     save = spec.save_for_backward
     assert backward_spec is not None and save is not None
     grad_count = len(spec.differentiable_names)
+    scalar_count = len(spec.backward_scalars)
 
     def make_backward_op(saved_count: int) -> Any:
         names, kinds = _backward_signature(spec, saved_count)
+        tensor_count = len(names) - scalar_count
+        unknown = [name for name in spec.backward_mutates if name not in names]
+        if unknown:
+            raise ValueError(f"kernel {spec.name}: backward_mutates names {unknown}; the backward's parameters are "
+                             f"{', '.join(names)}")
 
         def launcher(launch_wrap: Any) -> Callable[..., Any]:
             """The op returns a Tensor for one gradient and a tuple for several, as its schema says."""
 
             def run(*args: Any) -> Any:
-                grads = tuple(backward_spec(launch_wrap, *args))
+                scalars = dict(zip(spec.backward_scalars, args[tensor_count:]))
+                grads = tuple(backward_spec(launch_wrap, *args[:tensor_count], **scalars))
                 return grads if grad_count > 1 else grads[0]
 
             return _typed(run, names, kinds, grad_count)
 
-        op = decorate(f"{namespace}::{spec.name}_backward", launcher(wrap), mutates_args=())
+        op = decorate(f"{namespace}::{spec.name}_backward", launcher(wrap), mutates_args=spec.backward_mutates)
         if not use_triton_op:
             op.register_fake(launcher(no_launch_wrap))
         return op
 
+    visible_grads = max(spec.num_outputs, 1)
+
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
         ctx.save_for_backward(*save(inputs, output))
+        if spec.saved_intermediates:  # the hidden outputs: no gradient flows into them
+            ctx.mark_non_differentiable(*tuple(output)[spec.num_outputs:])
+        _keep_scalars(ctx, spec, inputs)
 
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
-        grads = _as_tuple(backward_op(*ctx.saved_tensors, *grad_outputs))
+        scalars = tuple(_kept_scalars(ctx, spec).values())
+        grads = _as_tuple(backward_op(*ctx.saved_tensors, *grad_outputs[:visible_grads], *scalars))
         return _grads_for_all_arguments(spec, grads)
 
     # The backward op's schema needs the number of saved tensors; the spec's save function tells it on a tiny probe.

@@ -77,8 +77,21 @@ def run_compile_dynamic(context: CellContext) -> dict[str, Any]:
     torch._dynamo.reset()
     compiled = torch.compile(context.built.call, fullgraph=True, dynamic=True)
     for size in context.spec.sizes:
-        _check_compiled(context, compiled, context.inputs(size))
+        _check_compiled(context, compiled, _bounded(context, context.inputs(size)))
     return {"sizes": list(context.spec.sizes)}
+
+
+def _bounded(context: CellContext, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """With the spec's dynamic_bounds, mark the dims that follow `size` dynamic within them (as export's Dim)."""
+    if context.spec.dynamic_bounds is None:
+        return args
+    from harness.domain.pipelines.export import dynamic_dims_of
+
+    low, high = context.spec.dynamic_bounds
+    for arg, dims in zip(args, dynamic_dims_of(context, args).values()):
+        for dim in dims:
+            torch._dynamo.mark_dynamic(arg, dim, min=low, max=high)
+    return args
 
 
 def run_cudagraphs(context: CellContext) -> dict[str, Any]:

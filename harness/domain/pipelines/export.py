@@ -19,15 +19,21 @@ def call_module(context: CellContext) -> torch.nn.Module:
     return module_class()
 
 
-def dynamic_shapes(context: CellContext, args: tuple[Any, ...]) -> dict[str, Any]:
-    """One shared Dim for the dims the spec says follow `size` (default: dim 0 of every tensor), by argument name."""
-    size = torch.export.Dim("size", min=2, max=1 << 20)
+DEFAULT_BOUNDS = (2, 1 << 20)
+
+
+def dynamic_dims_of(context: CellContext, args: tuple[Any, ...]) -> dict[str, tuple[int, ...]]:
+    """The dims the spec says follow `size` (default: dim 0 of every tensor), by argument name."""
     dims = context.spec.dynamic_dims
-    shapes: dict[str, Any] = {}
-    for name, arg in zip(context.spec.argument_names, args):
-        chosen = (dims.get(name, ()) if dims is not None else (0,)) if isinstance(arg, torch.Tensor) else ()
-        shapes[name] = {dim: size for dim in chosen} or None
-    return shapes
+    return {name: (dims.get(name, ()) if dims is not None else (0,)) if isinstance(arg, torch.Tensor) else ()
+            for name, arg in zip(context.spec.argument_names, args)}
+
+
+def dynamic_shapes(context: CellContext, args: tuple[Any, ...]) -> dict[str, Any]:
+    """One shared Dim, within the spec's dynamic_bounds, for the dims that follow `size`, by argument name."""
+    low, high = context.spec.dynamic_bounds or DEFAULT_BOUNDS
+    size = torch.export.Dim("size", min=low, max=high)
+    return {name: {dim: size for dim in chosen} or None for name, chosen in dynamic_dims_of(context, args).items()}
 
 
 def export_program(context: CellContext, args: tuple[Any, ...], strict: bool, dynamic: bool = False) -> Any:
