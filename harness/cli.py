@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.cli_common import CliError, load_tier_and_specs
 from harness.run.options import add_cli_options, pytest_arguments
-from harness.vocab import PIPELINE_FAMILIES, STYLES
+from harness.vocab import CALL_SITE_PIPELINES, CALL_SITE_STYLES, PIPELINE_FAMILIES, STYLES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MATRIX_DIR = REPO_ROOT / "matrix"
@@ -30,7 +30,7 @@ def command_run(args: argparse.Namespace) -> int:
     from harness.results import ResultsFileError, read_results
     from harness.run.environment import describe, environment_tag
     from harness.run.plan import interrupted_message, plan_run
-    from harness.run.selection import SelectionError, chosen_pipelines, select_cells, validate
+    from harness.run.selection import SelectionError, chosen_pipelines, chosen_styles, select_cells, validate
     from harness.run.subsets import describe_default
     from harness.run.workers import resolve_worker_count
 
@@ -38,7 +38,7 @@ def command_run(args: argparse.Namespace) -> int:
     tier = loaded["tier"]
     try:
         kernels = validate("kernel", args.kernel, loaded["specs"])
-        styles = validate("style", args.style, STYLES)
+        styles = chosen_styles(args.style, args.all, tier)
         pipelines = chosen_pipelines(args.pipeline, args.all, tier)
         workers = resolve_worker_count(str(args.workers), tier)
     except (SelectionError, ValueError) as exc:
@@ -140,6 +140,7 @@ def command_list(args: argparse.Namespace) -> int:
     print("kernels:")
     print(tabulate(rows, headers=["name", "features", "dtypes", "strided views", "description", "from"]))
     print("\nstyles: " + ", ".join(STYLES))
+    print(f"call sites (docs/call-sites.md; in {', '.join(CALL_SITE_PIPELINES)}): {', '.join(CALL_SITE_STYLES)}")
     print("\npipelines:")
     for family, pipelines in PIPELINE_FAMILIES.items():
         print(f"  {family}: {', '.join(pipelines)}")

@@ -30,6 +30,22 @@ CONTROL_STYLE = "native"
 TIERS: tuple[str, ...] = ("gpu", "cpu")
 
 
+# The call-site axis (docs/call-sites.md): how the user's code calls a style's op, asked only in the pipelines where
+# that can change the answer, and reported as its own table. A call-site cell's style is written `style@site`.
+CALL_SITES: dict[str, tuple[str, ...]] = {
+    "autograd_function": ("direct", "module_alias", "module_attribute"),
+    "raw": ("free_function", "module_forward"),
+}
+CALL_SITE_PIPELINES: tuple[str, ...] = ("compile", "compile_fullgraph", "export_strict", "export_nonstrict", "aoti")
+CALL_SITE_STYLES: tuple[str, ...] = tuple(f"{style}@{site}" for style, sites in CALL_SITES.items() for site in sites)
+
+
+def split_style(name: str) -> tuple[str, str]:
+    """`autograd_function@module_attribute` -> (`autograd_function`, `module_attribute`); a plain style -> (style, "")."""
+    style, _, site = name.partition("@")
+    return style, site
+
+
 def cell_id(kernel: str, style: str, pipeline: str) -> str:
     """The id every file, report and pytest node uses for one cell."""
     return f"{kernel}/{style}/{pipeline}"

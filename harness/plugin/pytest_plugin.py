@@ -22,10 +22,10 @@ from harness.run.loader_zygote import read_warmup
 from harness.run.options import add_pytest_options
 from harness.run.repeat import RepeatError, parse_repeat, run_repeated
 from harness.run.resume import ResumeError, check_resumable, repair_torn_tail
-from harness.run.selection import Cell, SelectionError, chosen_pipelines, select_cells, validate
+from harness.run.selection import Cell, SelectionError, chosen_pipelines, chosen_styles, select_cells, validate
 from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
 from harness.run.zygote_python import STARTED_VARIABLE
-from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
+from harness.vocab import CONTROL_STYLE, PIPELINES
 
 pytest_plugins = ["harness.plugin.xdist_hooks"]  # GPU pinning of xdist workers, and the controller's side of worker isolation
 RESULT_PROPERTY = "matrix_cell"
@@ -56,7 +56,7 @@ class MatrixState:
         self.kernels_from: list[str] = list(option.kernels_from)
         self.specs = load_specs(self.kernels_from)
         self.kernels = validate("kernel", option.matrix_kernel, self.specs)
-        self.styles = validate("style", option.matrix_style, STYLES)
+        self.styles = chosen_styles(option.matrix_style, option.matrix_all, self.tier)
         self.pipelines = chosen_pipelines(option.matrix_pipeline, option.matrix_all, self.tier)
         self.isolation: str = option.matrix_isolation
         self._point_at_loader()

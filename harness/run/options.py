@@ -42,12 +42,13 @@ def _matrix(name: str) -> str:
 RUN_OPTIONS: tuple[RunOption, ...] = (
     RunOption("kernel", ("-k", "--kernel"), "kernel name (repeatable, or comma-separated); default: every kernel",
               {"action": "append", "default": [], "metavar": "NAME"}, _matrix("kernel"), in_bench=True),
-    RunOption("style", ("-s", "--style"), f"style (repeatable, or comma-separated): {', '.join(STYLES)}",
+    RunOption("style", ("-s", "--style"), f"style (repeatable, or comma-separated): {', '.join(STYLES)}; "
+              "a call site as style@site (docs/call-sites.md)",
               {"action": "append", "default": [], "metavar": "NAME"}, _matrix("style"), in_bench=True),
     RunOption("pipeline", ("-p", "--pipeline"), "pipeline (repeatable, or comma-separated; `list` names them); "
               "default: the tier's default selection (see --all)",
               {"action": "append", "default": [], "metavar": "NAME"}, _matrix("pipeline"), in_bench=True),
-    RunOption("all", ("--all",), "every pipeline, not the tier's default selection",
+    RunOption("all", ("--all",), "every pipeline and call site, not the tier's default selection",
               {"action": "store_true"}, _matrix("all"), in_bench=True),
     RunOption("kernels_from", ("--kernels-from",), "a module or .py file with more KernelSpecs (repeatable)",
               {"action": "append", "default": [], "metavar": "MODULE_OR_PATH"}, "--kernels-from", in_bench=True),

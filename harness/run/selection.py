@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
+from harness.vocab import CALL_SITE_PIPELINES, CALL_SITE_STYLES, CONTROL_STYLE, PIPELINES, STYLES, split_style
 
 
 class SelectionError(ValueError):
@@ -37,6 +37,16 @@ def chosen_pipelines(asked: Iterable[str], every: bool, tier: str) -> list[str]:
     return list(PIPELINES) if every else list(default_pipelines(tier))
 
 
+def chosen_styles(asked: Iterable[str], every: bool, tier: str) -> list[str]:
+    """The styles named (validated; `style@site` names one call site), else the tier's default styles."""
+    from harness.run.subsets import default_styles
+
+    asked = list(asked)
+    if asked:
+        return validate("style", asked, STYLES + CALL_SITE_STYLES)
+    return list(STYLES + CALL_SITE_STYLES) if every else list(default_styles(tier))
+
+
 @dataclass(frozen=True)
 class Cell:
     kernel: str
@@ -54,7 +64,13 @@ class Cell:
 
 
 def select_cells(kernels: list[str], styles: list[str], pipelines: list[str]) -> list[Cell]:
-    """Kernel, then pipeline, then style, with the native control first in each group."""
-    ordered_styles = sorted(styles, key=lambda s: (s != CONTROL_STYLE, STYLES.index(s)))
+    """Kernel, then pipeline, then style, with the native control first in each group; call sites after the styles."""
+    known = STYLES + CALL_SITE_STYLES
+    ordered_styles = sorted(styles, key=lambda s: (s != CONTROL_STYLE, known.index(s)))
     ordered_pipelines = sorted(pipelines, key=PIPELINES.index)
-    return [Cell(k, s, p) for k in kernels for p in ordered_pipelines for s in ordered_styles]
+    return [Cell(k, s, p) for k in kernels for p in ordered_pipelines for s in ordered_styles if asked_here(s, p)]
+
+
+def asked_here(style: str, pipeline: str) -> bool:
+    """A call-site style is asked only in the pipelines where the call site can change the answer."""
+    return not split_style(style)[1] or pipeline in CALL_SITE_PIPELINES

@@ -9,7 +9,7 @@ Left out there: generated-input sweeps (`eager_inputs`, hundreds of interpreted 
 
 from __future__ import annotations
 
-from harness.vocab import PIPELINES
+from harness.vocab import CALL_SITE_STYLES, PIPELINES, STYLES
 
 CPU_DEFAULT_PIPELINES: tuple[str, ...] = (
     "eager",
@@ -35,3 +35,10 @@ def describe_default(tier: str) -> str:
     pipelines = default_pipelines(tier)
     named = "every pipeline" if pipelines == PIPELINES else ", ".join(pipelines)
     return f"default selection ({tier} tier): {DEFAULT_WHY[tier]}: {named}; ask for every pipeline with --all"
+
+
+def default_styles(tier: str) -> tuple[str, ...]:
+    """Every style, and on the GPU every call site too. On the CPU tier Dynamo skips the interpreter's launch, so
+    every call site of a style fails alike there: the call-site axis is asked by name (`-s raw@module_forward`)
+    or with --all."""
+    return STYLES if tier == "cpu" else STYLES + CALL_SITE_STYLES
