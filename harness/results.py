@@ -38,6 +38,7 @@ class CellResult:
     control: dict[str, Any] | None = None  # the native control's result, when this cell is env
     detail: dict[str, Any] = field(default_factory=dict)  # pipeline-specific evidence
     repeats: list[str] | None = None  # with --repeat N: each run's outcome, in order (outcome is `flaky` when they differ)
+    call_site: str = ""  # a call-site cell's site (docs/call-sites.md); "" for the main chart's cells
 
     def to_record(self) -> dict[str, Any]:
         return {"record": "cell", **dataclasses.asdict(self)}
@@ -151,6 +152,7 @@ def _type_problem(record: dict[str, Any]) -> str | None:
         ("duration_s", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
         ("attempts", lambda v: isinstance(v, int) and not isinstance(v, bool), "a whole number"),
         ("worker", lambda v: isinstance(v, str), "a string"),
+        ("call_site", lambda v: isinstance(v, str), "a string"),
         ("detail", lambda v: isinstance(v, dict), "an object"),
         ("control", lambda v: v is None or isinstance(v, dict), "an object or null"),
         ("repeats", lambda v: v is None or (isinstance(v, list) and all(isinstance(o, str) for o in v)),
@@ -159,9 +161,11 @@ def _type_problem(record: dict[str, Any]) -> str | None:
     for key, valid, name in checks:
         if key in record and not valid(record[key]):
             return f"field {key!r} must be {name}"
-    expected_id = f"{record['kernel']}/{record['style']}/{record['pipeline']}"
+    from harness.vocab import cell_id
+
+    expected_id = cell_id(record["kernel"], record["style"], record["pipeline"], record.get("call_site") or "")
     if record["id"] != expected_id:
-        return f"id {record['id']!r} does not match its kernel/style/pipeline ({expected_id!r})"
+        return f"id {record['id']!r} does not match its kernel/style/pipeline and call_site ({expected_id!r})"
     return None
 
 

@@ -46,9 +46,10 @@ def split_style(name: str) -> tuple[str, str]:
     return style, site
 
 
-def cell_id(kernel: str, style: str, pipeline: str) -> str:
-    """The id every file, report and pytest node uses for one cell."""
-    return f"{kernel}/{style}/{pipeline}"
+def cell_id(kernel: str, style: str, pipeline: str, call_site: str = "") -> str:
+    """The id every file, report and pytest node uses for one cell: `kernel/style/pipeline`, or
+    `kernel/style@site/pipeline` for a call-site cell."""
+    return f"{kernel}/{style}@{call_site}/{pipeline}" if call_site else f"{kernel}/{style}/{pipeline}"
 
 
 def split_cell_id(text: str) -> tuple[str, str, str]:

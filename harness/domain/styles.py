@@ -16,6 +16,7 @@ import torch
 
 from harness.domain.signature import named_function
 from harness.domain.spec import KernelSpec, identity_wrap, kernel_name, launched_count, no_launch_wrap, visible_output
+from harness.vocab import split_style
 
 
 class SkipCell(Exception):
@@ -210,7 +211,14 @@ BUILDERS: dict[str, Callable[[KernelSpec, str], BuiltOp]] = {
 
 
 def build_style(spec: KernelSpec, style: str) -> BuiltOp:
-    """Make the op for one style; torch.library names live in a per-style namespace (tcm_custom_op, ...)."""
-    built = BUILDERS[style](spec, f"tcm_{style}")
-    built.rebuild_as = style
+    """Make the op for one style; torch.library names live in a per-style namespace (tcm_custom_op, ...).
+
+    `style@site` makes the style's op and calls it from that call site (harness.domain.call_sites)."""
+    base, site = split_style(style)
+    built = BUILDERS[base](spec, f"tcm_{base}")
+    built.rebuild_as = base
+    if site:
+        from harness.domain.call_sites import at_call_site
+
+        built = at_call_site(spec, built, base, site)
     return built

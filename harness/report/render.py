@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from harness.report.aggregate import final_cells, ordered, outcome_rank
+from harness.report.call_sites import main_cells, render_call_site_table
 from harness.report.chart import render_chart, render_rules
 from harness.report.environment import CPU_TIER_NOTICE, environment_table, tier_of
 from harness.report.escape import escape_cell
@@ -32,6 +33,8 @@ SYMBOLS: dict[str, tuple[str, str]] = {
 }
 UNKNOWN_SYMBOL = ("❓", "an outcome this report does not know (counted as not passed)")
 NOT_RECORDED = ("·", "no result recorded for this cell")
+CALL_SITES_INTRO = ("The same style called from different places in user code (docs/call-sites.md), in the pipelines "
+                    "where the call site can change the answer; not counted in the chart above.")
 
 
 def symbol(outcome: str) -> str:
@@ -81,7 +84,8 @@ def render_unknown_names(cells: dict[str, CellResult]) -> str:
 
 def render_report(results: ResultsFile) -> str:
     """Title, environment, the API-choice chart with its rules, then a grid per kernel."""
-    cells = final_cells(results)
+    every_cell = final_cells(results)
+    cells = main_cells(every_cell)  # call-site cells: their own section, after the grids
     out = [TITLE]
     if tier_of(results.environment) == "cpu":
         out.append(CPU_TIER_NOTICE)
@@ -112,4 +116,10 @@ def render_report(results: ResultsFile) -> str:
         next_number = notes.next_number
     if not cells:
         out.append("No cells were recorded.")
+    notes = Footnotes(start=next_number)
+    call_site_table = render_call_site_table(every_cell, {o: s for o, (s, _) in SYMBOLS.items()}, notes)
+    if call_site_table:
+        out += ["## Call sites", CALL_SITES_INTRO, call_site_table]
+        if notes.render():
+            out.append(notes.render())
     return "\n\n".join(out) + "\n"

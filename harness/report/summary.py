@@ -55,7 +55,8 @@ def _grid_cell(outcomes: list[str]) -> str:
 def render_summary(results: ResultsFile, tablefmt: str = "simple") -> str:
     by_key: dict[tuple[str, str], list[str]] = {}
     for cell in results.cells:
-        by_key.setdefault((cell.pipeline, cell.style), []).append(cell.outcome)
+        if not cell.call_site:  # call-site cells: their own table in the report (harness.report.call_sites)
+            by_key.setdefault((cell.pipeline, cell.style), []).append(cell.outcome)
     styles = [s for s in STYLES if any(k[1] == s for k in by_key)]
     pipelines = [p for p in PIPELINES if any(k[0] == p for k in by_key)]
     rows = [[p] + [_grid_cell(by_key.get((p, s), [])) for s in styles] for p in pipelines]

@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.domain.evidence import error_type, first_line
 from harness.results import CellResult
-from harness.vocab import cell_id
+from harness.vocab import cell_id, split_style
 
 
 @dataclass
@@ -40,9 +40,10 @@ class CellRequest:
 
 
 def result_for(request: CellRequest, outcome: str, **fields: Any) -> CellResult:
+    style, call_site = split_style(request.style)  # a call-site cell records its style and its site apart
     return CellResult(
-        id=request.id, kernel=request.kernel, style=request.style, pipeline=request.pipeline,
-        outcome=outcome, worker=request.worker, **fields,
+        id=request.id, kernel=request.kernel, style=style, pipeline=request.pipeline,
+        outcome=outcome, worker=request.worker, call_site=call_site, **fields,
     )
 
 

@@ -14,6 +14,8 @@ from harness.domain.signature import named_function
 def call_module(context: CellContext) -> torch.nn.Module:
     """export takes modules: one whose `forward(self, x, ...)` only calls the op, adding nothing to the question."""
     call: Callable[..., Any] = context.built.call
+    if isinstance(call, torch.nn.Module):  # a call site that is a module (harness.domain.call_sites): export it as is
+        return call
     forward = named_function("forward", ["self", *context.spec.argument_names], lambda self, *args: call(*args))
     module_class = type(f"{context.spec.name}_module", (torch.nn.Module,), {"forward": forward})
     return module_class()
