@@ -1,6 +1,6 @@
 """Results files: JSON Lines, a header then one flushed line per finished cell.
 
-A cell result is a plain record (DESIGN.md): it crosses process boundaries as a
+A cell result is a plain record (docs/architecture.md): it crosses process boundaries as a
 dict, and this module imports no torch so the report side runs anywhere.
 """
 

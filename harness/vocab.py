@@ -1,4 +1,4 @@
-"""The shared vocabulary of DESIGN.md: every name a style, pipeline, outcome or stage may take."""
+"""The shared vocabulary (docs/architecture.md): every name a style, pipeline, outcome or stage may take."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ PIPELINE_FAMILIES: dict[str, tuple[str, ...]] = {
     "subsystems": ("flop_counter", "cpu_fallback", "tensor_subclass", "vmap", "opcheck"),
 }
 
-# Every pipeline of DESIGN.md, in the order of the families (the order of reports and runs).
+# Every pipeline, in the order of the families (the order of reports and runs).
 PIPELINES: tuple[str, ...] = tuple(p for family in PIPELINE_FAMILIES.values() for p in family)
 
 # `flaky`: with --repeat N, the N runs of a cell did not all give the same outcome.
