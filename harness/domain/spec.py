@@ -60,6 +60,8 @@ class KernelSpec:
     accepts_noncontiguous: True if the kernel computes right on strided views; False if it may refuse them
         (raise) instead. Either way a silently wrong result on a strided view is `wrong`.
     max_size: the largest `size` eager_inputs generates (default 4 x the largest of `sizes`).
+    perf_sizes: the sizes `harness perf` times, launch-bound first (default: sizes[0] and a size derived from
+        the bytes the op moves; harness.perf.options).
     """
 
     name: str
@@ -81,6 +83,7 @@ class KernelSpec:
     dtypes: tuple[torch.dtype, ...] = (torch.float32,)
     accepts_noncontiguous: bool = False
     max_size: int | None = None
+    perf_sizes: tuple[int, ...] | None = None
     description: str = ""
     source: str = field(default="", compare=False)  # the module the spec came from, set by the registry
 
@@ -140,6 +143,8 @@ def spec_problems(spec: KernelSpec) -> list[str]:
         problems.append("sizes must be two different sizes")
     if not spec.dtypes or not all(isinstance(d, torch.dtype) and d.is_floating_point for d in spec.dtypes):
         problems.append("dtypes must name one or more floating torch dtypes")
+    if spec.perf_sizes is not None and not all(isinstance(s, int) and s >= 1 for s in spec.perf_sizes):
+        problems.append("perf_sizes must be whole numbers >= 1")
     if spec.max_size is not None and spec.max_size < 1:
         problems.append("max_size must be >= 1")
     if spec.num_outputs < 0:
