@@ -16,7 +16,6 @@ their ratio is reported, not corrected for.
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from collections.abc import Callable
@@ -51,7 +50,7 @@ def warm_up(call: Callable[[], Any], calls: int, sync: Callable[[], None]) -> fl
 def batch_size(seconds_per_call: float, batch_s: float) -> int:
     if seconds_per_call <= 0:
         return MAX_BATCH
-    return max(1, min(MAX_BATCH, math.ceil(batch_s / seconds_per_call)))
+    return max(1, min(MAX_BATCH, round(batch_s / seconds_per_call)))
 
 
 def sample_until_stable(take: Callable[[], list[float]], rule: StopRule) -> dict[str, Any]:

@@ -41,6 +41,7 @@ def write_overhead_plot(perf: PerfFile, path: Path) -> Path:
         axes.bar(xs, ys, width, label=style)
     axes.set_xticks([i + width * (len(styles) - 1) / 2 for i in range(len(modes))], modes)
     axes.axhline(1.0, color="black", linewidth=0.8)
+    axes.set_yscale("log")
     axes.set_ylabel(f"host time per call / {CONTROL_STYLE}'s (geometric mean over kernels)")
     tier = "Triton interpreter on CPU" if perf.environment.get("tier") == "cpu" else str(perf.environment.get("gpu"))
     axes.set_title(f"Overhead by style and mode, launch-bound size ({tier}, torch {perf.environment.get('torch')})",
