@@ -149,6 +149,10 @@ def command_perf_report(args: argparse.Namespace) -> int:
     if args.png:
         from harness.report.performance_plot import write_overhead_plot
 
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise CliError("--png needs matplotlib (pip install 'triton-compat-matrix[plot]')") from None
         write_overhead_plot(perf, Path(args.png))
         png_name = os.path.relpath(args.png, Path(args.output).parent) if args.output else args.png
     text = render_performance(perf, png_name)

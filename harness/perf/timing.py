@@ -1,13 +1,13 @@
-"""How one call is timed: host time by the wall clock, device time by Triton's do_bench, host time again by torch.profiler.
+"""How one call is timed: host time by the wall clock, device time by CUDA events, host time again by torch.profiler.
 
 Host time per call: the wall time of a batch of back-to-back calls, closed by one device synchronize,
 divided by the batch's size. No synchronize inside the batch, so a launch-bound call measures what the
 host spends launching it, and a bandwidth-bound one the device's throughput (the queue fills up). The
 batch size is calibrated from the warm-up so a batch lasts about `batch_s`.
 
-Device time per call: `triton.testing.do_bench(..., return_mode="all")`, one CUDA-event pair per call
-with L2 flushed between calls (the flush also keeps the GPU busy while the host launches, so host
-overhead is not in it). None on the CPU tier: there is no device to time.
+Device time per call: a CUDA-event pair around each call, with L2 flushed before it as
+`triton.testing.do_bench` does, and the GPU held busy (torch.cuda._sleep) long enough for the host to
+enqueue the whole call first, so host overhead is not in it (device_time). None on the CPU tier.
 
 The self-check: the same calls under torch.profiler (CPU activity only), each inside a record_function
 range; the median CPU time of those ranges against the wall-clock median. Two independent clocks;
@@ -26,6 +26,9 @@ from harness.perf.stats import StopRule, stop_reason, summarize
 PROFILER_RANGE = "tcm_perf_call"
 MAX_BATCH = 10_000
 PROFILED_CALLS = 50
+L2_FLUSH_BYTES = 256 * 2**20  # above any GPU's L2 (H100: 50 MiB), as triton's do_bench flushes it
+MAX_HOLD_S = 0.05
+DEVICE_SAMPLES_PER_TAKE = 20
 
 
 def synchronizer(device: Any) -> Callable[[], None]:
@@ -79,15 +82,48 @@ def host_time(call: Callable[[], Any], sync: Callable[[], None], calls_per_sampl
     return summary
 
 
-def device_time(call: Callable[[], Any], rule: StopRule, round_ms: float = 20.0) -> dict[str, Any]:
-    """Rounds of do_bench until the pooled samples' median is stable (do_bench's times are milliseconds)."""
-    from triton.testing import do_bench
+def _sleep_cycles_per_second(device: Any) -> float:
+    """How many `torch.cuda._sleep` cycles the GPU spins per second, measured once with CUDA events."""
+    import torch
+
+    cycles = 10_000_000
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(1000)
+    start.record()
+    torch.cuda._sleep(cycles)
+    end.record()
+    torch.cuda.synchronize(device)
+    return cycles / max(start.elapsed_time(end) / 1e3, 1e-9)
+
+
+def device_time(call: Callable[[], Any], rule: StopRule, host_s: float, device: Any,
+                samples_per_take: int = DEVICE_SAMPLES_PER_TAKE) -> dict[str, Any]:
+    """CUDA events around each call, with the L2 flushed and the GPU held busy before it.
+
+    The hold (torch.cuda._sleep for twice the call's host time) lets the host enqueue the whole call before
+    the start event fires, so a style's launch overhead is not counted as device time; triton's do_bench
+    relies on its L2 flush alone for that, which is shorter than a slow style's host time.
+    """
+    import torch
+
+    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device=device)
+    hold_cycles = int(min(2 * host_s, MAX_HOLD_S) * _sleep_cycles_per_second(device))
 
     def take() -> list[float]:
-        return [ms / 1e3 for ms in do_bench(call, warmup=1, rep=round_ms, return_mode="all")]
+        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                 for _ in range(samples_per_take)]
+        for start, end in pairs:
+            flush.zero_()
+            torch.cuda._sleep(hold_cycles)
+            start.record()
+            call()
+            end.record()
+        torch.cuda.synchronize(device)
+        return [start.elapsed_time(end) / 1e3 for start, end in pairs]
 
     summary = sample_until_stable(take, rule)
-    summary["method"] = "triton.testing.do_bench(return_mode='all'): CUDA events per call, L2 flushed between calls"
+    summary["method"] = (f"CUDA events around each call; before it, {L2_FLUSH_BYTES >> 20} MiB zeroed (L2 flushed) "
+                         "and the GPU held by torch.cuda._sleep for 2x the host time, so launch overhead is not counted")
     return summary
 
 

@@ -70,7 +70,7 @@ def measure_size(context: Any, mode: str, size: int, rule: StopRule, warmup: int
     per_call = timing.warm_up(invoke, warmup, sync)
     calls_per_sample = timing.batch_size(per_call, batch_s)
     host = timing.host_time(invoke, sync, calls_per_sample, rule)
-    device = timing.device_time(invoke, rule) if context.device.type == "cuda" else None
+    device = timing.device_time(invoke, rule, host["median_s"], context.device) if context.device.type == "cuda" else None
     profiler = timing.profiler_check(invoke, sync, host["median_s"], calls=min(timing.PROFILED_CALLS, 5 * calls_per_sample))
     tensors = [a for a in args if hasattr(a, "dtype")]
     return {"host": host, "device": device, "profiler": profiler, "first_call_s": first_call_s,

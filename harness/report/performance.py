@@ -192,7 +192,8 @@ def _method(header: dict[str, Any]) -> str:
             f" samples; caps: {rule.get('max_samples')} samples or {rule.get('max_seconds')} s, the cap that stopped a "
             f"measurement is named beside its n). Host time: the wall clock over a batch of calls (about "
             f"{method.get('batch_ms', '?')} ms) with one synchronize at its end, per call. Device time: "
-            "triton.testing.do_bench's CUDA events, L2 flushed between calls. First call: the first call's wall time, "
+            "CUDA events around each call, L2 flushed and the GPU held busy before it so launch overhead is not "
+            "counted. First call: the first call's wall time, "
             "including compile, export and load for the compiled modes. Order: "
             f"{method.get('order', 'unknown')}. Only cells that passed in `{header.get('matrix_results', '?')}` are timed.")
 

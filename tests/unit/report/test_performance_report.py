@@ -85,6 +85,7 @@ def test_a_cpu_tier_file_says_its_times_are_the_interpreters(tmp_path):
 
 
 def test_perf_report_writes_markdown_and_a_png(tmp_path):
+    pytest.importorskip("matplotlib")
     source = write_perf(tmp_path / "perf.jsonl", add_run())
     output, png = tmp_path / "out" / "performance.md", tmp_path / "out" / "performance.png"
     assert main(["perf-report", str(source), "-o", str(output), "--png", str(png)]) == 0
