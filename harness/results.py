@@ -93,6 +93,10 @@ class ResultsWriter:
     def write_cell(self, result: CellResult) -> None:
         self._write(result.to_record())
 
+    def write_record(self, record: dict[str, Any]) -> None:
+        """A record of another kind under the same header (harness perf's), flushed the same way."""
+        self._write(record)
+
     def close(self) -> None:
         self._file.close()
 

@@ -122,12 +122,12 @@ def command_perf(args: argparse.Namespace) -> int:
     writer = ResultsWriter(output, header)
     try:
         for record in untimed:
-            writer.write_cell(record)  # ResultsWriter writes any record with to_record()
+            writer.write_record(record.to_record())
         print(f"perf: {len(to_time)} of {len(jobs)} kernel x style x mode to time (the others did not pass in "
               f"{args.results}), tier {tier}{'; times are Triton-interpreter times' if tier == 'cpu' else ''}")
         settings = WorkerSettings(tier=tier, kernels_from=tuple(args.kernels_from), rule=rule, warmup=args.warmup,
                                   batch_s=args.batch_ms / 1e3, timeout_s=args.timeout)
-        timed = run_jobs(to_time, settings, writer.write_cell)
+        timed = run_jobs(to_time, settings, lambda record: writer.write_record(record.to_record()))
     finally:
         writer.close()
     print(f"files: {output} ({timed} timed records); render: python -m harness perf-report {output} "
@@ -166,14 +166,14 @@ def command_perf_report(args: argparse.Namespace) -> int:
 def command_perf_diff(args: argparse.Namespace) -> int:
     from harness.cli_common import CliError
     from harness.perf_results import PerfFileError, read_perf_results
-    from harness.report.performance_diff import overhead_growth, render_growth
+    from harness.report.performance_diff import overhead_growth, render_changes, render_growth, run_to_run_changes
 
     try:
         baseline, new = read_perf_results(args.baseline), read_perf_results(args.new)
     except PerfFileError as exc:
         raise CliError(str(exc)) from None
     rows = overhead_growth(baseline, new)
-    text = render_growth(rows, args.threshold, args.baseline, args.new)
+    text = render_growth(rows, args.threshold, args.baseline, args.new) + render_changes(run_to_run_changes(baseline, new))
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:

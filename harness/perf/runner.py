@@ -12,8 +12,8 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from harness.perf.plan import PerfJob
 from harness.perf.stats import StopRule
@@ -60,7 +60,8 @@ def run_job(job: PerfJob, settings: WorkerSettings, workdir: Path) -> list[PerfR
     return [PerfRecord.from_record(record) for record in json.loads(output_path.read_text(encoding="utf-8"))]
 
 
-def run_jobs(jobs: list[PerfJob], settings: WorkerSettings, write: Any, progress: Any = print) -> int:
+def run_jobs(jobs: list[PerfJob], settings: WorkerSettings, write: Callable[[PerfRecord], None],
+             progress: Callable[[str], None] = print) -> int:
     """Run every job in order, handing each record to `write`; returns how many records were timed."""
     timed = 0
     root = Path(tempfile.mkdtemp(prefix="tcm-perf-"))

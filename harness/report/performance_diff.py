@@ -6,11 +6,12 @@ runs on different days compare what the style adds, not how busy the machine was
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
 from harness.perf_results import PerfFile
 from harness.report.escape import escape_cell
-from harness.report.performance import PerfIndex
+from harness.report.performance import PerfIndex, kernels_of, sizes_of
 from harness.report.tables import markdown_table
 from harness.vocab import CONTROL_STYLE
 
@@ -48,6 +49,30 @@ def overhead_growth(baseline: PerfFile, new: PerfFile) -> list[OverheadGrowth]:
     old, now = overheads(baseline), overheads(new)
     rows = [OverheadGrowth(*key, baseline=old[key], new=now[key]) for key in old.keys() & now.keys()]
     return sorted(rows, key=lambda row: (-row.growth, row.kernel, row.style, row.mode, row.size))
+
+
+def run_to_run_changes(baseline: PerfFile, new: PerfFile) -> list[list[str]]:
+    """Per quantity (host and device time, by size rank): the median and largest |change| of the medians of the
+    cells timed in both files: the noise of the method when the two files are two runs of one machine."""
+    old, now = PerfIndex(baseline.records), PerfIndex(new.records)
+    smallest = {kernel: min(sizes_of(new, kernel)) for kernel in kernels_of(new)}
+    changes: dict[str, list[float]] = {}
+    for key in now.by_key:
+        kernel, _, _, size = key
+        rank = "launch-bound size" if size == smallest[kernel] else "large size"
+        for clock, read in (("host", PerfIndex.host), ("device", PerfIndex.device)):
+            before, after = read(old, *key), read(now, *key)
+            if before and after:
+                changes.setdefault(f"{clock} time, {rank}", []).append(abs(after / before - 1))
+    return [[name, str(len(values)), f"{100 * statistics.median(values):.1f}%", f"{100 * max(values):.1f}%"]
+            for name, values in sorted(changes.items())]
+
+
+def render_changes(rows: list[list[str]]) -> str:
+    if not rows:
+        return ""
+    return "\n".join(["", "Run-to-run change of the medians (cells timed in both files):", "",
+                      markdown_table(["quantity", "cells", "median abs change", "largest abs change"], rows), ""])
 
 
 def render_growth(rows: list[OverheadGrowth], threshold: float, baseline_name: str, new_name: str) -> str:

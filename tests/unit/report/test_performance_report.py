@@ -104,6 +104,16 @@ def test_perf_diff_flags_a_growth_above_20_percent_and_not_one_of_10(tmp_path):
     assert "1 grew by more than 20%" in text and "| **grew** | add" in text and "+30%" in text
 
 
+def test_perf_diff_reports_the_run_to_run_change_of_the_medians(tmp_path):
+    from harness.report.performance_diff import run_to_run_changes
+
+    baseline = read_perf_results(write_perf(tmp_path / "base.jsonl", add_run(custom_op_eager_us=60.0)))
+    again = read_perf_results(write_perf(tmp_path / "again.jsonl", add_run(custom_op_eager_us=66.0)))
+    rows = {row[0]: row for row in run_to_run_changes(baseline, again)}
+    assert rows["host time, launch-bound size"][1:] == ["4", "0.0%", "10.0%"]  # 4 timed cells; custom_op moved 10%
+    assert rows["device time, large size"][1:] == ["3", "0.0%", "0.0%"]
+
+
 def test_perf_diff_exits_1_on_a_flag_and_appends_to_the_job_summary(tmp_path, monkeypatch):
     base = write_perf(tmp_path / "base.jsonl", add_run(custom_op_eager_us=60.0))
     summary = tmp_path / "summary.md"
