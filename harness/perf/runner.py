@@ -51,13 +51,26 @@ def run_job(job: PerfJob, settings: WorkerSettings, workdir: Path) -> list[PerfR
         with open(log_path, "w", encoding="utf-8") as log:
             completed = subprocess.run([sys.executable, "-m", "harness.perf.worker", str(request_path), str(output_path)],
                                        stdout=log, stderr=subprocess.STDOUT, env=environment, timeout=settings.timeout_s)
+        returncode: int | None = completed.returncode
     except subprocess.TimeoutExpired:
-        return _failed(job, "timeout", f"the worker ran past its limit of {settings.timeout_s:g} s", log_path)
-    if completed.returncode != 0 or not output_path.exists():
+        returncode = None
+    finished = _read_records(output_path)
+    if returncode == 0 and len(finished) == len(job.sizes):
+        return finished
+    if returncode is None:
+        outcome, error = "timeout", f"the worker ran past its limit of {settings.timeout_s:g} s"
+    else:
         tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:] or [""]
-        how = f"signal {-completed.returncode}" if completed.returncode < 0 else f"exit code {completed.returncode}"
-        return _failed(job, "crash", f"the worker process ended with {how}: {tail[0][:300]}", log_path)
-    return [PerfRecord.from_record(record) for record in json.loads(output_path.read_text(encoding="utf-8"))]
+        how = f"signal {-returncode}" if returncode < 0 else f"exit code {returncode}"
+        outcome, error = "crash", f"the worker process ended with {how}: {tail[0][:300]}"
+    return finished + _failed(dataclasses.replace(job, sizes=job.sizes[len(finished):]), outcome, error, log_path)
+
+
+def _read_records(path: Path) -> list[PerfRecord]:
+    """The records a worker finished (it rewrites the file after each size); none when it wrote nothing."""
+    if not path.exists():
+        return []
+    return [PerfRecord.from_record(record) for record in json.loads(path.read_text(encoding="utf-8"))]
 
 
 def run_jobs(jobs: list[PerfJob], settings: WorkerSettings, write: Callable[[PerfRecord], None],

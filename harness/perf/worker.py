@@ -78,8 +78,10 @@ def measure_size(context: Any, mode: str, size: int, rule: StopRule, warmup: int
             "dtype": str(tensors[0].dtype).removeprefix("torch.") if tensors else None}
 
 
-def run_request(request: dict[str, Any]) -> list[dict[str, Any]]:
-    """One record per size; a failure at one size is that size's outcome, and the next size is still asked."""
+def run_request(request: dict[str, Any], done: Any = lambda records: None) -> list[dict[str, Any]]:
+    """One record per size; a failure at one size is that size's outcome, and the next size is still asked.
+
+    `done(records)` is called after each size, so a process killed at the large size keeps the small one."""
     from harness.run.environment import enter_tier
 
     enter_tier(request["tier"])  # before any kernel module is imported
@@ -120,13 +122,18 @@ def run_request(request: dict[str, Any]) -> list[dict[str, Any]]:
             record |= {"outcome": "fail", "stage": "run", "error_type": error_type(exc), "error": first_line(exc)}
         record["duration_s"] = round(time.perf_counter() - started, 3)
         records.append(record)
+        done(records)
     return records
 
 
 def main(argv: list[str]) -> int:
     request_path, output_path = argv
-    records = run_request(json.loads(Path(request_path).read_text(encoding="utf-8")))
-    Path(output_path).write_text(json.dumps(records), encoding="utf-8")
+    def save(records: list[dict[str, Any]]) -> None:
+        partial = Path(output_path + ".partial")
+        partial.write_text(json.dumps(records), encoding="utf-8")
+        partial.replace(output_path)
+
+    save(run_request(json.loads(Path(request_path).read_text(encoding="utf-8")), save))
     return 0
 
 
