@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,7 +44,8 @@ def run_job(job: PerfJob, settings: WorkerSettings, workdir: Path) -> list[PerfR
     workdir.mkdir(parents=True, exist_ok=True)
     request = {"kernel": job.kernel, "style": job.style, "mode": job.mode, "sizes": list(job.sizes),
                "tier": settings.tier, "kernels_from": list(settings.kernels_from), "seed": settings.seed,
-               "rule": dataclasses.asdict(settings.rule), "warmup": settings.warmup, "batch_s": settings.batch_s}
+               "rule": dataclasses.asdict(settings.rule), "warmup": settings.warmup, "batch_s": settings.batch_s,
+               "workdir": str(workdir)}
     request_path, output_path, log_path = workdir / "request.json", workdir / "records.json", workdir / "worker.log"
     request_path.write_text(json.dumps(request), encoding="utf-8")
     environment = dict(os.environ) | {variable: str(workdir / variable.lower()) for variable in CACHE_VARIABLES}
@@ -79,10 +81,17 @@ def run_jobs(jobs: list[PerfJob], settings: WorkerSettings, write: Callable[[Per
     timed = 0
     root = Path(tempfile.mkdtemp(prefix="tcm-perf-"))
     for number, job in enumerate(jobs, start=1):
-        records = run_job(job, settings, root / f"{number:04d}-{job.kernel}-{job.style}-{job.mode}")
+        workdir = root / f"{number:04d}-{job.kernel}-{job.style}-{job.mode}"
+        records = run_job(job, settings, workdir)
         for record in records:
             write(record)
             timed += record.timed
+        if all(record.timed for record in records):  # its caches and packages; a failed job's log is its evidence
+            shutil.rmtree(workdir, ignore_errors=True)
         outcomes = ", ".join(f"{r.size}: {r.outcome}" for r in records)
         progress(f"[{number}/{len(jobs)}] {job.kernel}/{job.style}/{job.mode} ({outcomes})")
+    if not any(root.iterdir()):
+        root.rmdir()
+    else:
+        progress(f"the folders of the jobs that did not time every size, with their logs: {root}")
     return timed

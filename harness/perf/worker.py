@@ -78,6 +78,13 @@ def measure_size(context: Any, mode: str, size: int, rule: StopRule, warmup: int
             "dtype": str(tensors[0].dtype).removeprefix("torch.") if tensors else None}
 
 
+def _size_folder(request: dict[str, Any], size: int) -> Path:
+    """Where a size's files go (an AOTInductor package): the job's folder, which the runner removes after it."""
+    folder = Path(request.get("workdir") or tempfile.mkdtemp(prefix="tcm-perf-")) / f"size-{size}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def run_request(request: dict[str, Any], done: Any = lambda records: None) -> list[dict[str, Any]]:
     """One record per size; a failure at one size is that size's outcome, and the next size is still asked.
 
@@ -108,7 +115,7 @@ def run_request(request: dict[str, Any], done: Any = lambda records: None) -> li
         started = time.perf_counter()
         record: dict[str, Any] = {"kernel": kernel, "style": style, "mode": mode, "size": size}
         context = CellContext(spec=spec, built=built, device=device, tier=request["tier"],
-                              workdir=Path(tempfile.mkdtemp(prefix="tcm-perf-")), seed=request["seed"])
+                              workdir=_size_folder(request, size), seed=request["seed"])
         try:
             record |= {"outcome": "pass", **measure_size(context, mode, size, rule, request["warmup"], request["batch_s"])}
         except SkipCell as skip:
