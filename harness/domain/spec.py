@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from harness.domain.machine import REQUIREMENTS
+
 Launch = Callable[..., Any]
 Wrap = Callable[[Any], Any]
 
@@ -25,6 +27,9 @@ def identity_wrap(kernel: Any) -> Any:
 class _SkippedLaunch:
     def __getitem__(self, grid: Any) -> Callable[..., None]:
         return lambda *args, **kwargs: None
+
+    def run(self, *args: Any, **kwargs: Any) -> None:
+        """`kernel.run(..., grid=..., warmup=False)` launches too: skipped alike."""
 
 
 def no_launch_wrap(kernel: Any) -> Any:
@@ -60,6 +65,8 @@ class KernelSpec:
     accepts_noncontiguous: True if the kernel computes right on strided views; False if it may refuse them
         (raise) instead. Either way a silently wrong result on a strided view is `wrong`.
     max_size: the largest `size` eager_inputs generates (default 4 x the largest of `sizes`).
+    requires: what the kernel needs of the machine, each a name of harness.domain.pipelines.requirements
+        (REQUIREMENTS: "gpu", "sm90", "fp8", "libdevice", "inline-asm"); a cell where one is missing is `skip`.
     """
 
     name: str
@@ -81,6 +88,7 @@ class KernelSpec:
     dtypes: tuple[torch.dtype, ...] = (torch.float32,)
     accepts_noncontiguous: bool = False
     max_size: int | None = None
+    requires: tuple[str, ...] = ()
     description: str = ""
     source: str = field(default="", compare=False)  # the module the spec came from, set by the registry
 
@@ -142,6 +150,9 @@ def spec_problems(spec: KernelSpec) -> list[str]:
         problems.append("dtypes must name one or more floating torch dtypes")
     if spec.max_size is not None and spec.max_size < 1:
         problems.append("max_size must be >= 1")
+    for name in spec.requires:
+        if name not in REQUIREMENTS:
+            problems.append(f"requires names {name!r}; known: {', '.join(REQUIREMENTS)}")
     if spec.num_outputs < 0:
         problems.append("num_outputs must be >= 0")
     return problems
