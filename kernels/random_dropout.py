@@ -38,13 +38,12 @@ def launch(wrap, x: torch.Tensor, seed: int) -> torch.Tensor:
     return out
 
 
-def _umulhi(a: torch.Tensor, b: int) -> torch.Tensor:
-    """High 32 bits of a 32 x 32-bit product, in int64 without overflow (b split into 16-bit halves)."""
-    return (a * (b >> 16) + ((a * (b & 0xFFFF)) >> 16)) >> 16
-
-
-def _mullo(a: torch.Tensor, b: int) -> torch.Tensor:
-    return (((a * (b >> 16)) & 0xFFFF) * 65536 + a * (b & 0xFFFF)) & MASK32
+def _product_halves(a: torch.Tensor, b: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(high, low) 32 bits of the 32 x 32-bit product a * b. The int64 product wraps past 2**63 (two's
+    complement, as on every backend), which leaves both halves intact once masked. One product per round
+    and value also keeps Inductor from re-expanding the rounds when it compiles the reference."""
+    product = a * b
+    return (product >> 32) & MASK32, product & MASK32
 
 
 def philox_uniform(seed: int, offsets: torch.Tensor) -> torch.Tensor:
@@ -54,11 +53,9 @@ def philox_uniform(seed: int, offsets: torch.Tensor) -> torch.Tensor:
     k0, k1 = seed & MASK32, (seed >> 32) & MASK32
     round_a, round_b, key_a, key_b = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
     for _ in range(10):
-        previous_c0, previous_c2 = c0, c2
-        c0 = _umulhi(previous_c2, round_b) ^ c1 ^ k0
-        c2 = _umulhi(previous_c0, round_a) ^ c3 ^ k1
-        c1 = _mullo(previous_c2, round_b)
-        c3 = _mullo(previous_c0, round_a)
+        high_b, low_b = _product_halves(c2, round_b)
+        high_a, low_a = _product_halves(c0, round_a)
+        c0, c1, c2, c3 = high_b ^ c1 ^ k0, low_b, high_a ^ c3 ^ k1, low_a
         k0, k1 = (k0 + key_a) & MASK32, (k1 + key_b) & MASK32
     signed = torch.where(c0 >= 2**31, c0 - 2**32, c0)  # the bitcast to int32
     signed = torch.where(signed < 0, -signed - 1, signed)
