@@ -44,5 +44,6 @@ SPEC = KernelSpec(
     flops=lambda x_shape: x_shape.numel(),
     accepts_noncontiguous=True,
     features=("dtype-constexpr", "grid-lambda"),
-    description="2x in fp32, stored as fp16; OUT_DTYPE=tl.float16 is a constexpr argument (PyTorch's test_triton_kernel_triton_dtype)",
+    description="2x in fp32, stored as fp16; OUT_DTYPE=tl.float16 is a constexpr argument "
+    "(PyTorch's test_triton_kernel_triton_dtype)",
 )

@@ -60,9 +60,9 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     enter_tier(request.tier)
     import torch
 
+    from harness.domain.machine import device_capability
     from harness.domain.pipelines import RUNNERS
     from harness.domain.pipelines.common import CellContext, StageFailure, staged
-    from harness.domain.machine import device_capability
     from harness.domain.pipelines.requirements import skip_reason
     from harness.domain.registry import load_specs
     from harness.domain.styles import SkipCell, build_style
