@@ -5,7 +5,11 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
-from triton.language.extra import libdevice
+
+try:
+    from triton.language.extra import libdevice
+except ImportError:  # triton before 3.0 kept it under the CUDA backend (PyTorch's own test falls back the same way)
+    from triton.language.extra.cuda import libdevice
 
 from harness.domain.spec import KernelSpec
 from kernels._elementwise import BLOCK_SIZE, grid_1d, random_vector
