@@ -2,7 +2,10 @@
 
 One kernel counts, `.item()` brings the count to the host to allocate the output, a second kernel
 compacts. The `.item()` is the point: torch.compile and export must decide what to do with a size that
-only the data knows (a graph break, an unbacked symbol, or an error), and the cells record which.
+only the data knows (a graph break, an unbacked symbol, or an error), and the cells record which. The
+launch is written as PyTorch documents for such sizes (the count stays a SymInt under fake tensors, with
+`torch._check(size >= 0)`), so the custom_op fake derived from it allocates an unbacked size instead of
+failing on the harness's account.
 One program walks the whole vector so that the order of the kept elements is the input's.
 """
 
@@ -45,7 +48,9 @@ def launch(wrap, x: torch.Tensor) -> torch.Tensor:
     n_elements = x.numel()
     count = torch.zeros(1, dtype=torch.int32, device=x.device)
     wrap(count_positive_kernel)[(1,)](x, count, n_elements, BLOCK=BLOCK)
-    out = torch.empty(int(count.item()), dtype=x.dtype, device=x.device)
+    size = count.item()  # no int(): under fake tensors this is an unbacked SymInt, not a forced specialization
+    torch._check(size >= 0)  # what a traced allocation needs to know of an unbacked size
+    out = torch.empty(size, dtype=x.dtype, device=x.device)
     wrap(compact_positive_kernel)[(1,)](x, out, n_elements, BLOCK=BLOCK)
     return out
 
@@ -67,6 +72,5 @@ SPEC = KernelSpec(
     make_inputs=make_inputs,
     accepts_noncontiguous=True,
     features=("data-dependent-output", "grid-tuple"),
-    description="x[x > 0], fp32: a count kernel, .item() for the output size, then a compaction kernel; "
-    "custom_op's fake is derived from the launch, so its .item() meets a fake count",
-)
+    description="x[x > 0], fp32: a count kernel, .item() for the output size (kept a SymInt, with "
+    "torch._check(size >= 0), as PyTorch documents for data-dependent sizes), then a compaction kernel")
