@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-STYLES: tuple[str, ...] = ("native", "raw", "autograd_function", "custom_op", "triton_op")
+# `wrap_triton`: a bare torch.library.wrap_triton launch in a plain function, no triton_op around it.
+STYLES: tuple[str, ...] = ("native", "raw", "autograd_function", "custom_op", "triton_op", "wrap_triton")
 
 # pytest suites in matrix/ mirror these families, one module each.
 PIPELINE_FAMILIES: dict[str, tuple[str, ...]] = {

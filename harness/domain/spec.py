@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from harness.domain.machine import REQUIREMENTS
+
 Launch = Callable[..., Any]
 Wrap = Callable[[Any], Any]
 
@@ -25,6 +27,9 @@ def identity_wrap(kernel: Any) -> Any:
 class _SkippedLaunch:
     def __getitem__(self, grid: Any) -> Callable[..., None]:
         return lambda *args, **kwargs: None
+
+    def run(self, *args: Any, **kwargs: Any) -> None:
+        """`kernel.run(..., grid=..., warmup=False)` launches too: skipped alike."""
 
 
 def no_launch_wrap(kernel: Any) -> Any:
@@ -62,6 +67,8 @@ class KernelSpec:
     max_size: the largest `size` eager_inputs generates (default 4 x the largest of `sizes`).
     perf_sizes: the sizes `harness perf` times, launch-bound first (default: sizes[0] and a size derived from
         the bytes the op moves; harness.perf.options).
+    requires: what the kernel needs of the machine, each a name of harness.domain.pipelines.requirements
+        (REQUIREMENTS: "gpu", "sm90", "fp8", "libdevice", "inline-asm"); a cell where one is missing is `skip`.
     """
 
     name: str
@@ -84,6 +91,7 @@ class KernelSpec:
     accepts_noncontiguous: bool = False
     max_size: int | None = None
     perf_sizes: tuple[int, ...] | None = None
+    requires: tuple[str, ...] = ()
     description: str = ""
     source: str = field(default="", compare=False)  # the module the spec came from, set by the registry
 
@@ -147,6 +155,9 @@ def spec_problems(spec: KernelSpec) -> list[str]:
         problems.append("perf_sizes must be whole numbers >= 1")
     if spec.max_size is not None and spec.max_size < 1:
         problems.append("max_size must be >= 1")
+    for name in spec.requires:
+        if name not in REQUIREMENTS:
+            problems.append(f"requires names {name!r}; known: {', '.join(REQUIREMENTS)}")
     if spec.num_outputs < 0:
         problems.append("num_outputs must be >= 0")
     return problems
