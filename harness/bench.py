@@ -86,7 +86,7 @@ def command_bench(args: argparse.Namespace) -> int:
     try:
         kernels = validate("kernel", args.kernel or DEFAULT_KERNELS, loaded["specs"])
         styles = validate("style", args.style, STYLES)
-        pipelines = validate("pipeline", args.pipeline or DEFAULT_PIPELINES, PIPELINES)
+        pipelines = list(PIPELINES) if args.all else validate("pipeline", args.pipeline or DEFAULT_PIPELINES, PIPELINES)
     except SelectionError as exc:
         raise CliError(str(exc)) from None
     modes = _split(args.modes)

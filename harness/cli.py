@@ -156,6 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.bench import add_bench_parser
 
     add_bench_parser(subparsers)
+    from harness.perf.cli import add_parser as add_perf_parsers
+
+    add_perf_parsers(subparsers)  # perf, perf-report, perf-diff
     try:
         from harness.report.cli import add_subcommands
     except ImportError:

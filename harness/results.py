@@ -1,6 +1,6 @@
 """Results files: JSON Lines, a header then one flushed line per finished cell.
 
-A cell result is a plain record (DESIGN.md): it crosses process boundaries as a
+A cell result is a plain record (docs/architecture.md): it crosses process boundaries as a
 dict, and this module imports no torch so the report side runs anywhere.
 """
 
@@ -93,6 +93,10 @@ class ResultsWriter:
 
     def write_cell(self, result: CellResult) -> None:
         self._write(result.to_record())
+
+    def write_record(self, record: dict[str, Any]) -> None:
+        """A record of another kind under the same header (harness perf's), flushed the same way."""
+        self._write(record)
 
     def close(self) -> None:
         self._file.close()

@@ -1,8 +1,9 @@
-"""The shared vocabulary of DESIGN.md: every name a style, pipeline, outcome or stage may take."""
+"""The shared vocabulary (docs/architecture.md): every name a style, pipeline, outcome or stage may take."""
 
 from __future__ import annotations
 
-STYLES: tuple[str, ...] = ("native", "raw", "autograd_function", "custom_op", "triton_op")
+# `wrap_triton`: a bare torch.library.wrap_triton launch in a plain function, no triton_op around it.
+STYLES: tuple[str, ...] = ("native", "raw", "autograd_function", "custom_op", "triton_op", "wrap_triton")
 
 # pytest suites in matrix/ mirror these families, one module each.
 PIPELINE_FAMILIES: dict[str, tuple[str, ...]] = {
@@ -20,7 +21,7 @@ PIPELINE_FAMILIES: dict[str, tuple[str, ...]] = {
     "subsystems": ("flop_counter", "cpu_fallback", "tensor_subclass", "vmap", "opcheck"),
 }
 
-# Every pipeline of DESIGN.md, in the order of the families (the order of reports and runs).
+# Every pipeline, in the order of the families (the order of reports and runs).
 PIPELINES: tuple[str, ...] = tuple(p for family in PIPELINE_FAMILIES.values() for p in family)
 
 # `flaky`: with --repeat N, the N runs of a cell did not all give the same outcome.

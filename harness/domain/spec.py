@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from harness.domain.machine import REQUIREMENTS
+
 Launch = Callable[..., Any]
 Wrap = Callable[[Any], Any]
 
@@ -26,6 +28,9 @@ def identity_wrap(kernel: Any) -> Any:
 class _SkippedLaunch:
     def __getitem__(self, grid: Any) -> Callable[..., None]:
         return lambda *args, **kwargs: None
+
+    def run(self, *args: Any, **kwargs: Any) -> None:
+        """`kernel.run(..., grid=..., warmup=False)` launches too: skipped alike."""
 
 
 def no_launch_wrap(kernel: Any) -> Any:
@@ -68,6 +73,10 @@ class KernelSpec:
     backward_mutates: parameters of the backward (`saved0`..., `grad0`...) it writes in place; the backward
         operator's schema declares them, so custom_op/triton_op tell compile and export the truth.
     dynamic_bounds: (min, max) of the dynamic size for export_dynamic and compile_dynamic (default: unbounded).
+    perf_sizes: the sizes `harness perf` times, launch-bound first (default: sizes[0] and a size derived from
+        the bytes the op moves; harness.perf.options).
+    requires: what the kernel needs of the machine, each a name of harness.domain.pipelines.requirements
+        (REQUIREMENTS: "gpu", "sm90", "fp8", "libdevice", "inline-asm"); a cell where one is missing is `skip`.
     """
 
     name: str
@@ -89,6 +98,8 @@ class KernelSpec:
     dtypes: tuple[torch.dtype, ...] = (torch.float32,)
     accepts_noncontiguous: bool = False
     max_size: int | None = None
+    perf_sizes: tuple[int, ...] | None = None
+    requires: tuple[str, ...] = ()
     description: str = ""
     source: str = field(default="", compare=False)  # the module the spec came from, set by the registry
     saved_intermediates: tuple[str, ...] = ()
@@ -171,8 +182,13 @@ def spec_problems(spec: KernelSpec) -> list[str]:
         problems.append("sizes must be two different sizes")
     if not spec.dtypes or not all(isinstance(d, torch.dtype) and d.is_floating_point for d in spec.dtypes):
         problems.append("dtypes must name one or more floating torch dtypes")
+    if spec.perf_sizes is not None and not all(isinstance(s, int) and s >= 1 for s in spec.perf_sizes):
+        problems.append("perf_sizes must be whole numbers >= 1")
     if spec.max_size is not None and spec.max_size < 1:
         problems.append("max_size must be >= 1")
+    for name in spec.requires:
+        if name not in REQUIREMENTS:
+            problems.append(f"requires names {name!r}; known: {', '.join(REQUIREMENTS)}")
     if spec.num_outputs < 0:
         problems.append("num_outputs must be >= 0")
     problems += real_kernel_problems(spec)

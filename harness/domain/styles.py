@@ -88,11 +88,11 @@ def build_raw(spec: KernelSpec, namespace: str) -> BuiltOp:
     return BuiltOp(call=raw, kernel_names=tuple(kernel_name(k) for k in spec.kernels))
 
 
-def build_autograd_function(spec: KernelSpec, namespace: str) -> BuiltOp:
-    """`forward(ctx, x, ...)` launches the kernel, `backward` the spec's backward kernels, both raw."""
+def _autograd_function_class(spec: KernelSpec, wrap: Callable[[Any], Any]) -> Any:
+    """An autograd.Function whose forward launches the kernel and backward the spec's backward, both through `wrap`."""
 
     def forward(ctx: Any, *args: Any) -> Any:
-        launched = spec.launch(identity_wrap, *args)
+        launched = spec.launch(wrap, *args)
         if spec.save_for_backward is not None:  # intermediates are saved like any tensor, never returned
             ctx.save_for_backward(*spec.save_for_backward(args, launched))
             _keep_scalars(ctx, spec, args)
@@ -101,15 +101,41 @@ def build_autograd_function(spec: KernelSpec, namespace: str) -> BuiltOp:
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
         if spec.backward is None:
             raise RuntimeError(f"kernel {spec.name} declares no backward")
-        grads = _as_tuple(spec.backward(identity_wrap, *ctx.saved_tensors, *grad_outputs, **_kept_scalars(ctx, spec)))
+        grads = _as_tuple(spec.backward(wrap, *ctx.saved_tensors, *grad_outputs, **_kept_scalars(ctx, spec)))
         return _grads_for_all_arguments(spec, grads)
 
     grad_names = [f"grad{i}" for i in range(max(spec.num_outputs, 1))]
-    function_class: Any = type(f"{spec.name}_function", (torch.autograd.Function,), {
+    return type(f"{spec.name}_function", (torch.autograd.Function,), {
         "forward": staticmethod(named_function("forward", ["ctx", *spec.argument_names], forward)),
         "backward": staticmethod(named_function("backward", ["ctx", *grad_names], backward)),
     })
+
+
+def build_autograd_function(spec: KernelSpec, namespace: str) -> BuiltOp:
+    """`forward(ctx, x, ...)` launches the kernel, `backward` the spec's backward kernels, both raw."""
+    function_class = _autograd_function_class(spec, identity_wrap)
     return BuiltOp(call=function_class.apply, kernel_names=tuple(kernel_name(k) for k in spec.kernels))
+
+
+def build_wrap_triton(spec: KernelSpec, namespace: str) -> BuiltOp:
+    """The launch through `torch.library.wrap_triton` in a plain function, with no triton_op around it.
+
+    PyTorch documents this for make_fx and non-strict export (wrap_triton's docstring) and libraries call
+    kernels this way. wrap_triton gives no autograd (its higher-order op falls through Autograd), so a spec
+    with a backward is wrapped in an autograd.Function whose forward and backward both launch through
+    wrap_triton, as a library that trains through such kernels must. No operator is made: the pipelines
+    that need one skip, as for `raw`.
+    """
+    wrap_triton = getattr(torch.library, "wrap_triton", None)
+    if wrap_triton is None:
+        raise SkipCell(f"torch {torch.__version__} has no torch.library.wrap_triton")
+    kernel_names = tuple(kernel_name(k) for k in spec.kernels)
+    if spec.has_backward:
+        return BuiltOp(call=_autograd_function_class(spec, wrap_triton).apply, kernel_names=kernel_names,
+                       notes=["backward: an autograd.Function whose forward and backward launch through wrap_triton"])
+    call = named_function(spec.name, list(spec.argument_names),
+                          lambda *args: visible_output(spec, spec.launch(wrap_triton, *args)))
+    return BuiltOp(call=call, kernel_names=kernel_names)
 
 
 def _library_op(spec: KernelSpec, namespace: str, use_triton_op: bool) -> BuiltOp:
@@ -207,6 +233,7 @@ BUILDERS: dict[str, Callable[[KernelSpec, str], BuiltOp]] = {
     "autograd_function": build_autograd_function,
     "custom_op": build_custom_op,
     "triton_op": build_triton_op,
+    "wrap_triton": build_wrap_triton,
 }
 
 

@@ -53,6 +53,12 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop(STARTED_VARIABLE, None)  # this run's workers say how they started; none inherits it from another run
     if config.getvalue("collectonly") or not runs_matrix(config):
         return
+    asked = any(str(arg).startswith("--matrix-isolation") for arg in config.invocation_params.args)
+    if _isolation(config) == "worker" and not getattr(config.option, "numprocesses", None) and not asked:
+        # plain `pytest matrix` without -n: worker isolation needs xdist, so each cell gets a new Python instead
+        config.option.matrix_isolation = "process"
+        print("triton-compat-matrix: no -n given, so each cell runs in a new Python (--matrix-isolation process); "
+              "add -n auto for the faster default", file=sys.stderr)
     share_cores(_worker_count(config))  # before the zygote or any worker starts: each reads it as it loads torch
     # How workers start (recorded in the header): forked from the run's zygote in worker isolation, which never
     # imported a plug-in nor touched CUDA; xdist's own new Pythons in process isolation, where they only wait.

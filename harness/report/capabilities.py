@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.vocab import CONTROL_STYLE, STYLES
+
 
 @dataclass(frozen=True)
 class Capability:
@@ -87,10 +89,26 @@ CAPABILITIES: tuple[Capability, ...] = (
     ),
 )
 
-COLUMNS: tuple[Column, ...] = (
-    Column("Triton kernel with no explicit torch.library wrapper", "raw", True),
-    Column("torch.library.triton_op", "triton_op", True),
-    Column("torch.library.custom_op", "custom_op", True),
-    Column("torch.autograd.Function", "autograd_function", False),
-    Column("Pure PyTorch (control)", "native", False),
-)
+# The label each style's column carries; the tutorial's three columns come first, in its order.
+TUTORIAL_COLUMNS: dict[str, str] = {
+    "raw": "Triton kernel with no explicit torch.library wrapper",
+    "triton_op": "torch.library.triton_op",
+    "custom_op": "torch.library.custom_op",
+}
+EXTRA_LABELS: dict[str, str] = {
+    "autograd_function": "torch.autograd.Function",
+    "wrap_triton": "torch.library.wrap_triton, no triton_op",
+    CONTROL_STYLE: "Pure PyTorch (control)",
+}
+
+
+def _columns() -> tuple[Column, ...]:
+    """One column per style of the vocabulary, so a new style is a new column without editing this file:
+    the tutorial's columns, then the other styles in vocabulary order, then the control."""
+    tutorial = [Column(label, style, True) for style, label in TUTORIAL_COLUMNS.items()]
+    others = [style for style in STYLES if style not in TUTORIAL_COLUMNS and style != CONTROL_STYLE]
+    extra = [Column(EXTRA_LABELS.get(style, style), style, False) for style in [*others, CONTROL_STYLE]]
+    return tuple(tutorial + extra)
+
+
+COLUMNS: tuple[Column, ...] = _columns()

@@ -1,4 +1,4 @@
-"""Where a results file was measured: no chart without its environment (DESIGN.md)."""
+"""Where a results file was measured: no chart without its environment (docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Container images often set PYTHONDONTWRITEBYTECODE=1 (the loaned H100 does). Eac
 compiles torch's ~2,000 modules from source again: every fresh-process AOTI loader, and every child
 Python that Inductor (torch <= 2.11) starts to probe the CPU's vector ISAs, which imports torch. On
 the H100 `import torch` took 4.1 s without a cache and 2.9 s with one, and a fresh-process AOTI load
-54.7 s against 27.0 s (README, "Where a full GPU run's time goes").
+54.7 s against 27.0 s (docs/maintainers.md, "Isolation").
 
 So, when PYTHONDONTWRITEBYTECODE is set and PYTHONPYCACHEPREFIX is not, the run writes bytecode under
 a directory of its own (PYTHONPYCACHEPREFIX) instead of nowhere: never beside the installed sources,

@@ -61,6 +61,7 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     enter_tier(request.tier)
     import torch
 
+    from harness.domain.machine import device_capability
     from harness.domain.pipelines import RUNNERS
     from harness.domain.pipelines.common import CellContext, StageFailure, staged
     from harness.domain.pipelines.requirements import skip_reason
@@ -74,7 +75,7 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     stage_seconds: dict[str, float] = {}  # filled by `staged`; says where a cell's time went (detail.stage_s)
     try:
         spec = load_specs(request.kernels_from)[request.kernel]
-        reason = skip_reason(spec, request.pipeline, request.tier)
+        reason = skip_reason(spec, request.pipeline, request.tier, device_capability(request.tier) if spec.requires else None)
         if reason:
             raise SkipCell(reason)
         if stage_marker:

@@ -51,7 +51,7 @@ def enter_tier(tier: str) -> None:
 
     On the GPU every isolated cell would start Inductor's own pool of compile workers; compiling in the
     cell's process instead was 1.28x faster on the H100 (60 compile/export cells, 16 cores, identical
-    outcomes; README). A value the user set is kept. On both tiers, the Pythons a run starts get a
+    outcomes; docs/maintainers.md). A value the user set is kept. On both tiers, the Pythons a run starts get a
     bytecode cache where the environment forbids one (harness.run.bytecode).
     """
     from harness.run.bytecode import enable_bytecode_cache
@@ -104,7 +104,7 @@ def share_cores(workers: int) -> str | None:
 
     Each process sizes its intra-op pool to the whole machine, so N workers run N x cores threads at once. On
     the two-H200 machine (32 cores, 32 workers) a sampler saw 56 runnable threads on average, 33 in one worker,
-    and the same cells cost 2,943 s against 2,420 s with one thread each (README, "CPU threads"); torchrun sets
+    and the same cells cost 2,943 s against 2,420 s with one thread each (docs/maintainers.md, "Isolation"); torchrun sets
     the same variable for the same reason. Set in the controller before any worker or zygote starts, so every Python
     of the run reads it when it loads torch. A value the user set is kept. Returns the value in force."""
     if workers > 1 and CPU_THREADS_VARIABLE not in os.environ:

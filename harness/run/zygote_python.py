@@ -2,8 +2,8 @@
 
 Why: on torch 2.11 every new xdist worker pays `import torch` and Inductor's CPU ISA probe (10 child
 Pythons that import torch) before its first compile: 57-64 s per worker on a busy H200 host, paid once
-per worker, so twice the workers paid it twice (README "Two GPUs against one"). pytest-xdist starts a
-worker as `PYTHON -u -c CODE` with execnet's pipes as stdin and stdout; with `--worker-start zygote` the
+per worker, so twice the workers paid it twice (docs/maintainers.md, "Isolation"). pytest-xdist starts a
+worker as `PYTHON -u -c CODE` with execnet's pipes as stdin and stdout; in worker isolation the
 controller names this script as PYTHON. It hands its stdin, stdout and stderr, its environment and its
 folder to the zygote, which forks a child that runs CODE with them (`_worker_child`), and it stays as
 that worker's stand-in: it passes SIGTERM, SIGINT and SIGHUP on, and leaves with the worker's exit

@@ -8,6 +8,7 @@ import pytest
 from harness.domain.registry import load_specs
 from harness.run.cell import CellRequest, run_inline
 from harness.run.environment import resolve_tier
+from harness.vocab import STYLES
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -24,7 +25,7 @@ def test_the_example_defines_my_add(example):
     assert "my_add" in load_specs([example])
 
 
-@pytest.mark.parametrize("style", ["native", "raw", "autograd_function", "custom_op", "triton_op"])
+@pytest.mark.parametrize("style", STYLES)
 def test_the_example_runs_in_eager(example, style):
     result = run_inline(CellRequest("my_add", style, "eager", tier=resolve_tier("auto"), kernels_from=[example]))
     assert result.outcome == "pass", result
@@ -39,7 +40,7 @@ def liger_example(tmp_path_factory):
     return str(path)
 
 
-LIGER_CELLS = [(style, "eager") for style in ("native", "raw", "autograd_function", "custom_op", "triton_op")] + [
+LIGER_CELLS = [(style, "eager") for style in STYLES] + [
     ("raw", "eager_backward"), ("autograd_function", "eager_backward"), ("triton_op", "eager_backward"),
     ("triton_op", "eager_inputs")]
 

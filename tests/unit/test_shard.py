@@ -26,7 +26,8 @@ from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
 REPO = Path(__file__).resolve().parents[2]
 CPU_FIXTURE = REPO / "tests" / "fixtures" / "cpu-torch2.13.0+cpu-triton3.7.1.jsonl"
 FIXTURE_PIPELINES = sorted({cell.pipeline for cell in read_results(CPU_FIXTURE).cells}, key=PIPELINES.index)
-SELECTION = select_cells(["add", "sin", "silu"], list(STYLES), FIXTURE_PIPELINES)  # every cell has a measured duration
+FIXTURE_STYLES = sorted({cell.style for cell in read_results(CPU_FIXTURE).cells}, key=STYLES.index)
+SELECTION = select_cells(["add", "sin", "silu"], FIXTURE_STYLES, FIXTURE_PIPELINES)  # every cell has a measured duration
 
 
 @pytest.mark.parametrize("text, shard", [("1/1", Shard(1, 1)), ("3/4", Shard(3, 4)), (" 2/2 ", Shard(2, 2))])
@@ -58,14 +59,14 @@ def test_a_group_stays_together_with_its_control_first(balanced):
     for index in (1, 2, 3):
         cells = shard_cells(SELECTION, Shard(index, 3), durations)
         for group, members in groups_in_order(cells).items():
-            assert len(members) == len(STYLES), group  # the whole group, not part of it
+            assert len(members) == len(FIXTURE_STYLES), group  # the whole group, not part of it
             assert members[0].style == CONTROL_STYLE
         assert cells == [cell for cell in SELECTION if cell in cells]  # selection order kept
 
 
 def test_without_durations_groups_go_round_robin_so_counts_differ_by_at_most_one_group():
     sizes = [len(shard_cells(SELECTION, Shard(index, 4))) for index in range(1, 5)]
-    assert max(sizes) - min(sizes) <= len(STYLES)
+    assert max(sizes) - min(sizes) <= len(FIXTURE_STYLES)
     first = groups_in_order(shard_cells(SELECTION, Shard(1, 4)))
     assert list(first) == list(groups_in_order(SELECTION))[0::4]  # groups 0, 4, 8, ... of the selection
     assert list(first)[:2] == ["add/eager", "add/compile_fullgraph_backward"]
@@ -128,7 +129,8 @@ def test_longest_groups_first_orders_groups_by_weight_and_keeps_each_group_whole
 def test_plain_pytest_collects_the_longest_group_first_with_durations(tmp_path):
     """The plugin reorders the collected matrix (what pytest-xdist hands out in order); without durations it does not."""
     args = [sys.executable, "-m", "pytest", "matrix", "-q", "--collect-only", "-p", "no:cacheprovider", "--matrix-tier", "cpu",
-            "--matrix-kernel", "add,sin,silu", "--matrix-pipeline", ",".join(FIXTURE_PIPELINES)]
+            "--matrix-kernel", "add,sin,silu", "--matrix-pipeline", ",".join(FIXTURE_PIPELINES),
+            "--matrix-style", ",".join(FIXTURE_STYLES)]
     plain = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=300)
     ordered = subprocess.run(args + ["--matrix-durations-from", str(CPU_FIXTURE)], cwd=REPO, capture_output=True, text=True,
                              timeout=300)

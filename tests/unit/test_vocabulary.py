@@ -1,4 +1,4 @@
-"""The vocabulary of DESIGN.md is one list, and every part of the harness uses exactly it."""
+"""The vocabulary (docs/architecture.md) is one list, and every part of the harness uses exactly it."""
 
 from harness.domain.pipelines import RUNNERS
 from harness.domain.styles import BUILDERS

@@ -54,15 +54,27 @@ def _check_compiled(context: CellContext, compiled: Any, args: tuple[Any, ...]) 
     return output
 
 
-def run_compile(context: CellContext) -> dict[str, Any]:
+# How each compile pipeline calls torch.compile; `harness perf` compiles the same way (compiled_for).
+COMPILE_OPTIONS: dict[str, dict[str, Any]] = {
+    "compile": {},
+    "compile_fullgraph": {"fullgraph": True},
+    "cudagraphs": {"mode": "reduce-overhead", "fullgraph": True},
+}
+
+
+def compiled_for(pipeline: str, call: Any) -> Any:
+    """`call` under torch.compile with the options of `pipeline`, after resetting Dynamo's caches."""
     torch._dynamo.reset()
-    _check_compiled(context, torch.compile(context.built.call), context.inputs())
+    return torch.compile(call, **COMPILE_OPTIONS[pipeline])
+
+
+def run_compile(context: CellContext) -> dict[str, Any]:
+    _check_compiled(context, compiled_for("compile", context.built.call), context.inputs())
     return {}
 
 
 def run_compile_fullgraph(context: CellContext) -> dict[str, Any]:
-    torch._dynamo.reset()
-    _check_compiled(context, torch.compile(context.built.call, fullgraph=True), context.inputs())
+    _check_compiled(context, compiled_for("compile_fullgraph", context.built.call), context.inputs())
     return {}
 
 
@@ -98,9 +110,8 @@ def run_cudagraphs(context: CellContext) -> dict[str, Any]:
     """mode="reduce-overhead": warm up, record, replay; an Inductor cudagraph skip is a failure, not a pass."""
     from torch._dynamo.utils import counters
 
-    torch._dynamo.reset()
+    compiled = compiled_for("cudagraphs", context.built.call)
     counters.clear()
-    compiled = torch.compile(context.built.call, mode="reduce-overhead", fullgraph=True)
     args = context.inputs()
     for _ in range(3):
         _check_compiled(context, compiled, args)

@@ -7,6 +7,7 @@ with the same reason.
 
 from __future__ import annotations
 
+from harness.domain.machine import Capability, missing_requirement
 from harness.domain.spec import KernelSpec
 
 NEEDS_GPU: dict[str, str] = {
@@ -16,7 +17,11 @@ NEEDS_GPU: dict[str, str] = {
 NEEDS_BACKWARD: tuple[str, ...] = ("eager_backward", "compile_fullgraph_backward")
 
 
-def skip_reason(spec: KernelSpec, pipeline: str, tier: str) -> str | None:
+def skip_reason(spec: KernelSpec, pipeline: str, tier: str, capability: Capability | None = None) -> str | None:
+    """Why the cell cannot be asked here, or None. `capability` is the GPU's, known only inside a cell."""
+    missing = missing_requirement(spec.requires, tier, capability)
+    if missing:
+        return f"kernel {spec.name} {missing}"
     if pipeline in NEEDS_GPU and tier != "gpu":
         return f"{NEEDS_GPU[pipeline]} (CPU interpreter tier)"
     if pipeline in NEEDS_BACKWARD and not spec.has_backward:

@@ -1,0 +1,97 @@
+"""The parent side of `harness perf`: one worker process at a time, each record written as its job ends.
+
+One at a time, on purpose: two measurements sharing the GPU or the cores would time each other.
+A worker that dies or overruns its limit is recorded as crash or timeout at each of its sizes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.perf.plan import PerfJob
+from harness.perf.stats import StopRule
+from harness.perf_results import PerfRecord
+
+CACHE_VARIABLES = ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR")
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerSettings:
+    tier: str
+    kernels_from: tuple[str, ...]
+    rule: StopRule
+    warmup: int
+    batch_s: float
+    timeout_s: float
+    seed: int = 0
+
+
+def _failed(job: PerfJob, outcome: str, error: str, log: Path) -> list[PerfRecord]:
+    return [PerfRecord(kernel=job.kernel, style=job.style, mode=job.mode, size=size, outcome=outcome, stage="run",
+                       error_type="WorkerProcess", error=error, detail={"log": str(log)}) for size in job.sizes]
+
+
+def run_job(job: PerfJob, settings: WorkerSettings, workdir: Path) -> list[PerfRecord]:
+    """Time one job in a fresh Python with empty compile caches; never raises for what the job did."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    request = {"kernel": job.kernel, "style": job.style, "mode": job.mode, "sizes": list(job.sizes),
+               "tier": settings.tier, "kernels_from": list(settings.kernels_from), "seed": settings.seed,
+               "rule": dataclasses.asdict(settings.rule), "warmup": settings.warmup, "batch_s": settings.batch_s,
+               "workdir": str(workdir)}
+    request_path, output_path, log_path = workdir / "request.json", workdir / "records.json", workdir / "worker.log"
+    request_path.write_text(json.dumps(request), encoding="utf-8")
+    environment = dict(os.environ) | {variable: str(workdir / variable.lower()) for variable in CACHE_VARIABLES}
+    try:
+        with open(log_path, "w", encoding="utf-8") as log:
+            completed = subprocess.run([sys.executable, "-m", "harness.perf.worker", str(request_path), str(output_path)],
+                                       stdout=log, stderr=subprocess.STDOUT, env=environment, timeout=settings.timeout_s)
+        returncode: int | None = completed.returncode
+    except subprocess.TimeoutExpired:
+        returncode = None
+    finished = _read_records(output_path)
+    if returncode == 0 and len(finished) == len(job.sizes):
+        return finished
+    if returncode is None:
+        outcome, error = "timeout", f"the worker ran past its limit of {settings.timeout_s:g} s"
+    else:
+        tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:] or [""]
+        how = f"signal {-returncode}" if returncode < 0 else f"exit code {returncode}"
+        outcome, error = "crash", f"the worker process ended with {how}: {tail[0][:300]}"
+    return finished + _failed(dataclasses.replace(job, sizes=job.sizes[len(finished):]), outcome, error, log_path)
+
+
+def _read_records(path: Path) -> list[PerfRecord]:
+    """The records a worker finished (it rewrites the file after each size); none when it wrote nothing."""
+    if not path.exists():
+        return []
+    return [PerfRecord.from_record(record) for record in json.loads(path.read_text(encoding="utf-8"))]
+
+
+def run_jobs(jobs: list[PerfJob], settings: WorkerSettings, write: Callable[[PerfRecord], None],
+             progress: Callable[[str], None] = print) -> int:
+    """Run every job in order, handing each record to `write`; returns how many records were timed."""
+    timed = 0
+    root = Path(tempfile.mkdtemp(prefix="tcm-perf-"))
+    for number, job in enumerate(jobs, start=1):
+        workdir = root / f"{number:04d}-{job.kernel}-{job.style}-{job.mode}"
+        records = run_job(job, settings, workdir)
+        for record in records:
+            write(record)
+            timed += record.timed
+        if all(record.timed for record in records):  # its caches and packages; a failed job's log is its evidence
+            shutil.rmtree(workdir, ignore_errors=True)
+        outcomes = ", ".join(f"{r.size}: {r.outcome}" for r in records)
+        progress(f"[{number}/{len(jobs)}] {job.kernel}/{job.style}/{job.mode} ({outcomes})")
+    if not any(root.iterdir()):
+        root.rmdir()
+    else:
+        progress(f"the folders of the jobs that did not time every size, with their logs: {root}")
+    return timed

@@ -1,0 +1,50 @@
+"""A kernel's `requires` becomes `skip` with a reason naming what is missing, never `fail`, and never a skip where it is met."""
+
+import dataclasses
+
+import pytest
+
+from harness.domain.machine import REQUIREMENTS, missing_requirement
+from harness.domain.pipelines.requirements import skip_reason
+from kernels import add, fp8_scale, inline_asm, libdevice_tanh, tensor_descriptor
+
+
+@pytest.mark.parametrize("spec, words", [(libdevice_tanh.SPEC, "libdevice"), (inline_asm.SPEC, "inline_asm_elementwise")])
+def test_what_the_interpreter_cannot_run_is_skipped_on_the_cpu_tier(spec, words):
+    reason = skip_reason(spec, "eager", "cpu")
+    assert reason is not None and words in reason and "CPU interpreter tier" in reason and spec.name in reason
+
+
+@pytest.mark.parametrize("spec", [libdevice_tanh.SPEC, inline_asm.SPEC, tensor_descriptor.SPEC, fp8_scale.SPEC])
+def test_a_capable_gpu_asks_every_kernel(spec):
+    assert skip_reason(spec, "eager", "gpu", capability=(9, 0)) is None
+
+
+@pytest.mark.parametrize("spec, capability, words", [
+    (tensor_descriptor.SPEC, (8, 9), "compute capability 9.0"),
+    (fp8_scale.SPEC, (8, 0), "compute capability 8.9"),
+])
+def test_an_older_gpu_skips_with_its_capability_named(spec, capability, words):
+    reason = skip_reason(spec, "eager", "gpu", capability=capability)
+    assert reason is not None and words in reason and spec.name in reason
+    assert reason.endswith(f"(compute capability {capability[0]}.{capability[1]})")
+
+
+def test_the_parent_without_a_capability_leaves_the_decision_to_the_cell():
+    """The parent never initialises CUDA: a capability requirement is decided again inside the cell."""
+    assert skip_reason(tensor_descriptor.SPEC, "eager", "gpu", capability=None) is None
+
+
+@pytest.mark.parametrize("spec", [tensor_descriptor.SPEC, fp8_scale.SPEC])
+def test_the_interpreter_emulates_descriptors_and_float8(spec):
+    assert skip_reason(spec, "eager", "cpu") is None
+
+
+def test_every_requirement_has_a_reason_and_the_first_missing_one_is_given():
+    assert all(requirement.missing for requirement in REQUIREMENTS.values())
+    assert "libdevice" in missing_requirement(("libdevice", "inline-asm"), "cpu", None)
+
+
+def test_an_unknown_requirement_is_a_spec_problem():
+    with pytest.raises(ValueError, match="requires names 'tpu'"):
+        dataclasses.replace(add.SPEC, requires=("tpu",))
