@@ -86,3 +86,16 @@ def test_the_user_sees_the_outputs_without_the_intermediates():
     y, rstd = torch.ones(2, 3), torch.ones(2)
     assert visible_output(SPEC, (y, rstd)) is y
     assert visible_output(add.SPEC, y) is y  # a spec without intermediates: the launch's return as it is
+
+
+def test_dynamic_bounds_become_the_bounds_of_exports_dim():
+    from types import SimpleNamespace
+
+    from harness.domain.pipelines.export import DEFAULT_BOUNDS, dynamic_shapes
+
+    args = SPEC.make_inputs(8, torch.device("cpu"), torch.Generator())
+    shapes = dynamic_shapes(SimpleNamespace(spec=SPEC), args)
+    assert (shapes["x"][0].min, shapes["x"][0].max) == (2, 1 << 16)
+    assert shapes["weight"] is None and shapes["eps"] is None
+    unbounded = dynamic_shapes(SimpleNamespace(spec=dataclasses.replace(SPEC, dynamic_bounds=None)), args)
+    assert (unbounded["x"][0].min, unbounded["x"][0].max) == DEFAULT_BOUNDS
