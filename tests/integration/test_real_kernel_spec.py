@@ -12,7 +12,7 @@ from kernels import rms_norm
 
 DEVICE = torch.device("cuda" if resolve_tier("auto") == "gpu" else "cpu")
 OFFSET = 0.5  # not the catalogue's 1.0: a backward that fell back on a constant gets the gradients wrong
-BACKWARD_STYLES = ("autograd_function", "custom_op", "triton_op")
+BACKWARD_STYLES = ("autograd_function", "custom_op", "triton_op", "wrap_triton")
 
 
 def inputs(requires_grad=False):
