@@ -99,3 +99,13 @@ def test_dynamic_bounds_become_the_bounds_of_exports_dim():
     assert shapes["weight"] is None and shapes["eps"] is None
     unbounded = dynamic_shapes(SimpleNamespace(spec=dataclasses.replace(SPEC, dynamic_bounds=None)), args)
     assert (unbounded["x"][0].min, unbounded["x"][0].max) == DEFAULT_BOUNDS
+
+
+def test_the_cpu_fallback_kernel_returns_the_hidden_outputs_the_schema_promises():
+    from harness.domain.pipelines.subsystems import cpu_kernel
+
+    args = SPEC.make_inputs(8, torch.device("cpu"), torch.Generator().manual_seed(0))
+    output, rstd = cpu_kernel(SPEC)(*args)
+    torch.testing.assert_close(output, SPEC.reference(*args))
+    assert rstd.shape == (8,) and rstd.dtype == torch.float32
+    assert cpu_kernel(add.SPEC) is add.SPEC.reference

@@ -8,6 +8,8 @@ import torch
 
 from harness.domain.checking import assert_matches
 from harness.domain.pipelines.common import CellContext, check_call, clone_args, staged
+from harness.domain.signature import named_function
+from harness.domain.spec import KernelSpec, no_launch_wrap
 from harness.domain.styles import SkipCell
 
 
@@ -42,9 +44,24 @@ def run_cpu_fallback(context: CellContext) -> dict[str, Any]:
     built = context.built
     if built.custom_op_def is not None:
         with staged("build", context):
-            built.custom_op_def.register_kernel("cpu")(context.spec.reference)
+            built.custom_op_def.register_kernel("cpu")(cpu_kernel(context.spec))
     check_call(context, built.call, context.inputs(device=torch.device("cpu")))
     return {"registered_cpu_kernel": built.custom_op_def is not None}
+
+
+def cpu_kernel(spec: KernelSpec) -> Any:
+    """The CPU kernel a user registers: the reference, plus the hidden outputs the operator's schema returns when
+    the spec saves intermediates (zeros of their shapes: only the outputs are asked here, the backward is not)."""
+    if not spec.saved_intermediates:
+        return spec.reference
+
+    def reference_and_intermediates(*args: Any) -> tuple[Any, ...]:
+        allocated = tuple(spec.launch(no_launch_wrap, *args))  # allocates every returned tensor, launches nothing
+        output = spec.reference(*args)
+        outputs = () if spec.num_outputs == 0 else tuple(output) if spec.num_outputs > 1 else (output,)
+        return (*outputs, *(t.zero_() for t in allocated[spec.num_outputs:]))
+
+    return named_function("cpu_kernel", list(spec.argument_names), reference_and_intermediates)
 
 
 def _two_tensor_class() -> Any:
