@@ -155,6 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.bench import add_bench_parser
 
     add_bench_parser(subparsers)
+    from harness.report.advise import add_parser as add_advise_parser
+
+    add_advise_parser(subparsers)
     try:
         from harness.report.cli import add_subcommands
     except ImportError:
