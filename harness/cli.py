@@ -158,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.report.advise import add_parser as add_advise_parser
 
     add_advise_parser(subparsers)
+    from harness.run.repro_command import add_parser as add_repro_parser
+
+    add_repro_parser(subparsers)
     try:
         from harness.report.cli import add_subcommands
     except ImportError:
