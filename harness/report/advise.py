@@ -48,6 +48,7 @@ class Shortfall:
 class StyleAdvice:
     style: str
     needs: list[Need]
+    kernel_count: int
     failing: list[Shortfall] = field(default_factory=list)  # fail, wrong, crash, flaky
     not_asked: list[Shortfall] = field(default_factory=list)  # skip, env, timeout: the question was not asked
     missing: list[Shortfall] = field(default_factory=list)  # cells of a measured pipeline absent for this style
@@ -58,9 +59,14 @@ class StyleAdvice:
         return list(dict.fromkeys(s.need for s in self.failing))
 
     @property
+    def failing_kernels(self) -> list[str]:
+        return list(dict.fromkeys(s.kernel for s in self.failing))
+
+    @property
     def verdict(self) -> str:
         if self.failing:
-            return f"fails {len(self.failed_needs)} of {len(self.needs)} needs ({', '.join(self.failed_needs)})"
+            return (f"fails {', '.join(self.failed_needs)} for {len(self.failing_kernels)} of {self.kernel_count}"
+                    " kernel(s)")
         if self.unmeasured_needs:
             return f"meets every measured need; not measured: {', '.join(self.unmeasured_needs)}"
         if self.missing:
@@ -70,8 +76,10 @@ class StyleAdvice:
         return "meets every need for every kernel measured"
 
     def rank_key(self) -> tuple:
-        return (len(self.failed_needs), len(self.failing), len(self.unmeasured_needs), len(self.missing),
-                len(self.not_asked), STYLES.index(self.style) if self.style in STYLES else len(STYLES), self.style)
+        """Fewest kernels it fails first ("almost" means: for few kernels), then fewest needs and cells."""
+        return (len(self.failing_kernels), len(self.failed_needs), len(self.failing), len(self.unmeasured_needs),
+                len(self.missing), len(self.not_asked),
+                STYLES.index(self.style) if self.style in STYLES else len(STYLES), self.style)
 
 
 @dataclass
@@ -91,7 +99,7 @@ def advise(results: ResultsFile, needs: Sequence[Need]) -> Advice:
     unmeasured = [p for need in needs for p in need.pipelines if p not in measured_pipelines]
     ranked = []
     for style in styles:
-        advice = StyleAdvice(style, list(needs))
+        advice = StyleAdvice(style, list(needs), len(kernels))
         advice.unmeasured_needs = [need.name for need in needs if set(need.pipelines) & set(unmeasured)]
         for need in needs:
             for pipeline in need.pipelines:
@@ -158,6 +166,15 @@ def _rows(shortfalls: list[Shortfall], markdown: bool) -> list[list[str]]:
 SHORTFALL_HEADERS = ["need", "pipeline", "kernels", "outcome", "stage", "evidence", "fix (rule: evidence)", "passes as"]
 
 
+def _ranks(styles: list[StyleAdvice]) -> list[int]:
+    """1, 1, 3, ...: styles whose evidence counts are equal share a rank (the order among them is the vocabulary's)."""
+    ranks: list[int] = []
+    for index, style in enumerate(styles):
+        tied = index and style.rank_key()[:6] == styles[index - 1].rank_key()[:6]
+        ranks.append(ranks[-1] if tied else index + 1)
+    return ranks
+
+
 def _environment_text(results: ResultsFile) -> str:
     environment = results.environment
     where = environment.get("gpu") or ("CPU interpreter tier" if environment.get("tier") == "cpu" else "?")
@@ -191,14 +208,14 @@ def render_advice(advice: Advice, results: ResultsFile, source: str, markdown: b
     out += heading("Ranking")
     out.append(table(["rank", "style", "verdict", "failing cells", "not asked", "not measured"],
                      [[str(rank), text(s.style), text(s.verdict), str(len(s.failing)), str(len(s.not_asked)),
-                       str(len(s.missing))] for rank, s in enumerate(advice.styles, 1)]))
+                       str(len(s.missing))] for rank, s in zip(_ranks(advice.styles), advice.styles)]))
     if not advice.styles:
         out.append("(no style other than the control was measured)")
     fired: set[str] = set()
     for style in advice.styles:
         shortfalls = style.failing + style.not_asked + style.missing
         if shortfalls:
-            out += heading(f"{style.style}: {style.verdict}")
+            out += heading(text(f"{style.style}: {style.verdict}"))
             out.append(table(SHORTFALL_HEADERS, _rows(shortfalls, markdown)))
             fired.update(fix.rule.name for s in style.failing for fix in s.fixes)
     if fired:
@@ -231,3 +248,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="results file (default: the published GPU results)")
     parser.add_argument("--format", choices=("text", "md"), default="text")
     parser.set_defaults(handler=command_advise)
+
+
+def needs_table() -> str:
+    """The needs table as Markdown, for docs/advise-and-repro.md (a test keeps the doc equal to it).
+
+    The table's text is this package's own, not a results file's, so it is not escaped."""
+    return markdown_table(["need", "pipelines (all must pass)", "meaning"],
+                          [[f"`{need.name}`", ", ".join(f"`{p}`" for p in need.pipelines), need.meaning]
+                           for need in NEEDS])
+
+
+def fixes_table() -> str:
+    """The fixes table as Markdown, for docs/advise-and-repro.md."""
+    return markdown_table(["rule", "evidence pattern (all of it must match)", "fix"],
+                          [[f"`{rule.name}`", rule.evidence, rule.fix] for rule in FIX_RULES])

@@ -43,7 +43,7 @@ NEEDS: tuple[Need, ...] = (
          "torch.export.save, then load and run in a fresh process that imports the kernel's module"),
     Need("ship_export_bare", ("export_roundtrip_bare",),
          "the saved ExportedProgram loads and runs in a process that imports only torch"),
-    Need("aoti", ("aoti",), "AOTInductor: export (non-strict), aoti_compile_and_package, load, run"),
+    Need("aoti", ("aoti",), "AOTInductor: export (non-strict), `aoti_compile_and_package`, load, run"),
     Need("aoti_strict", ("aoti_strict",), "AOTInductor from a strict export"),
     Need("aoti_deploy", ("aoti_fresh_process",),
          "the AOTInductor package runs in a process that never imported the kernel's module"),
@@ -51,10 +51,10 @@ NEEDS: tuple[Need, ...] = (
     Need("opcheck", ("opcheck",), "torch.library.opcheck passes"),
     Need("flop_counter", ("flop_counter",), "FlopCounterMode counts the kernel's flops"),
     Need("cpu_fallback", ("cpu_fallback",), "CPU tensors reach a CPU implementation"),
-    Need("tensor_subclass", ("tensor_subclass",), "a tensor subclass's __torch_dispatch__ sees the op"),
+    Need("tensor_subclass", ("tensor_subclass",), "a tensor subclass's `__torch_dispatch__` sees the op"),
     Need("subsystems",
          _capability_pipelines("Supports PyTorch subsystems like FlopCounterMode, CPU Fallback, Tensor Subclasses"),
-         "flop_counter, cpu_fallback and tensor_subclass (the chart's subsystems row)"),
+         "FlopCounterMode, CPU fallback and a tensor subclass (the chart's subsystems row)"),
 )
 
 NEEDS_BY_NAME: dict[str, Need] = {need.name: need for need in NEEDS}
