@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -251,9 +252,15 @@ def _indent(text: str, prefix: str = "    ") -> str:
 
 
 def _module_of(spec: KernelSpec) -> Any:
-    module = sys.modules.get(getattr(spec.reference, "__module__", "") or "")
-    launch_module = sys.modules.get(spec.launch.__module__)
-    return launch_module or module
+    """The module that defines the spec (its `source`: a module name, or a path the registry imported)."""
+    if spec.source and Path(spec.source).is_file():
+        wanted = Path(spec.source).resolve()
+        for module in list(sys.modules.values()):
+            if getattr(module, "__file__", None) and Path(module.__file__).resolve() == wanted:
+                return module
+    if spec.source in sys.modules:
+        return sys.modules[spec.source]
+    return sys.modules.get(spec.launch.__module__)
 
 
 def _header(spec: KernelSpec, style: str, pipeline: str, tier: str, expected: dict[str, Any] | None) -> str:
