@@ -158,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.report.advise import add_parser as add_advise_parser
 
     add_advise_parser(subparsers)
-    from harness.run.repro_command import add_parser as add_repro_parser
+    from harness.repro_command import add_parser as add_repro_parser
 
     add_repro_parser(subparsers)
     try:

@@ -256,7 +256,8 @@ def _module_of(spec: KernelSpec) -> Any:
     if spec.source and Path(spec.source).is_file():
         wanted = Path(spec.source).resolve()
         for module in list(sys.modules.values()):
-            if getattr(module, "__file__", None) and Path(module.__file__).resolve() == wanted:
+            file = getattr(module, "__file__", None)
+            if file and Path(file).resolve() == wanted:
                 return module
     if spec.source in sys.modules:
         return sys.modules[spec.source]
