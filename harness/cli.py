@@ -159,6 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.perf.cli import add_parser as add_perf_parsers
 
     add_perf_parsers(subparsers)  # perf, perf-report, perf-diff
+    from harness.report.advise import add_parser as add_advise_parser
+
+    add_advise_parser(subparsers)
+    from harness.repro_command import add_parser as add_repro_parser
+
+    add_repro_parser(subparsers)
     try:
         from harness.report.cli import add_subcommands
     except ImportError:

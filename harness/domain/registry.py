@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import traceback
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
-from harness.domain.spec import KernelSpec
+from harness.domain.spec import InvalidSpecError, KernelSpec
 
 ENTRY_POINT_GROUP = "triton_compat_matrix.kernels"
 
@@ -35,18 +36,30 @@ def _import_source(source: str) -> ModuleType:
         sys.modules[module_name] = module
         try:
             loader_spec.loader.exec_module(module)
+        except InvalidSpecError as exc:
+            del sys.modules[module_name]
+            raise KernelSourceError(f"{source}: invalid {exc}{_line_in(exc, path)}") from exc
         except (Exception, SystemExit) as exc:  # a module calling sys.exit() on import is still one bad source
             del sys.modules[module_name]
             raise KernelSourceError(f"{source}: raised on import: {type(exc).__name__}: {_first_line(exc)}") from exc
         return module
     try:
         return importlib.import_module(source)
+    except InvalidSpecError as exc:
+        raise KernelSourceError(f"{source}: invalid {exc}") from exc
     except ModuleNotFoundError as exc:
         if exc.name and source.startswith(exc.name):
             raise KernelSourceError(f"{source}: no such module or file") from exc
         raise KernelSourceError(f"{source}: raised on import: {type(exc).__name__}: {_first_line(exc)}") from exc
     except (Exception, SystemExit) as exc:
         raise KernelSourceError(f"{source}: raised on import: {type(exc).__name__}: {_first_line(exc)}") from exc
+
+
+def _line_in(exc: BaseException, path: Path) -> str:
+    """` (line 12)`: where in the user's file the bad spec was made."""
+    wanted = path.resolve()
+    lines = [frame.lineno for frame in traceback.extract_tb(exc.__traceback__) if Path(frame.filename).resolve() == wanted]
+    return f" (line {lines[-1]})" if lines else ""
 
 
 def _first_line(exc: BaseException) -> str:

@@ -42,6 +42,10 @@ def no_launch_wrap(kernel: Any) -> Any:
     return _SkippedLaunch()
 
 
+class InvalidSpecError(ValueError):
+    """A KernelSpec whose fields are wrong; the message names the spec and every wrong field."""
+
+
 @dataclass(frozen=True)
 class KernelSpec:
     """One Triton kernel (or a small family of them) and everything needed to ask the matrix of it.
@@ -110,7 +114,7 @@ class KernelSpec:
     def __post_init__(self) -> None:
         problems = spec_problems(self)
         if problems:
-            raise ValueError(f"KernelSpec {self.name!r}: " + "; ".join(problems))
+            raise InvalidSpecError(f"KernelSpec {self.name!r}: " + "; ".join(problems))
 
     @property
     def argument_names(self) -> tuple[str, ...]:

@@ -27,6 +27,9 @@ HEADER = {"record": "header", "schema": SCHEMA_VERSION, "started": "2025-01-02T0
           "environment": {"torch": "2.13.0+cpu", "triton": "3.7.1", "tier": "cpu", "interpreter": True, "python": "3.11.7"}}
 KEEP = "keep me: this output existed before the command\n"
 SPEC_HEAD = "import torch\nfrom harness.domain.spec import KernelSpec\n"
+# A valid spec (the catalogue's add) with one field replaced: what a plug-in with one bug looks like.
+ADD_WITH = ("import dataclasses\nfrom kernels import add\n\n{code}\n"
+            "SPEC = dataclasses.replace(add.SPEC, name='mine', {field}={field})\n")
 
 
 def cell(kernel: str = "add", style: str = "raw", pipeline: str = "eager", outcome: str = "pass", **fields: object) -> dict:
@@ -124,6 +127,31 @@ CASES: dict[str, Case] = {
                              {"bad.py": SPEC_HEAD + "SPEC = KernelSpec(name='bad', kernels=(), arguments=(), launch=None,"
                                                     " reference=None, make_inputs=None)\n"},
                              "KernelSpec 'bad'", "bad.py"),
+    "an invalid spec names the line that made it": Case(
+        ["list", "--kernels-from", "{bad.py}"],
+        {"bad.py": SPEC_HEAD + "\nSPEC = KernelSpec(name='bad', kernels=(1,), arguments=(('x', str),), launch=len,"
+                               " reference=len, make_inputs=len)\n"},
+        "invalid KernelSpec 'bad': argument 'x' has type <class 'str'>", "bad.py"),
+    "a reference that raises, found before any cell runs": Case(
+        ["run", "--kernels-from", "{bad.py}", "-k", "mine", "-p", "eager", "-o", "{out.jsonl}", "--overwrite"],
+        {"bad.py": ADD_WITH.format(code="def reference(x, y):\n    return x + y.no_such_thing\n", field="reference")},
+        "KernelSpec 'mine': field 'reference' raised on the inputs of make_inputs(1000) on cpu (line 5): "
+        "AttributeError: 'Tensor' object has no attribute 'no_such_thing'", "bad.py"),
+    "make_inputs that raises": Case(
+        ["run", "--kernels-from", "{bad.py}", "-k", "mine", "-p", "eager", "-o", "{out.jsonl}", "--overwrite"],
+        {"bad.py": ADD_WITH.format(code="def make_inputs(size, device, generator):\n    raise ValueError('sizes must be"
+                                        " even')\n", field="make_inputs")},
+        "field 'make_inputs' raised on make_inputs(1000, 'cpu', generator) (line 5): ValueError: sizes must be even",
+        "bad.py"),
+    "make_inputs with the wrong number of inputs": Case(
+        ["list", "--kernels-from", "{bad.py}"],
+        {"bad.py": ADD_WITH.format(code="def make_inputs(size, device, generator):\n    return (torch.zeros(size),)\n"
+                                        "import torch\n", field="make_inputs")},
+        "field 'make_inputs' returned 1 values; expected a tuple of 2", "bad.py"),
+    "a plug-in whose library is not installed": Case(
+        ["run", "--kernels-from", "{bad.py}", "-o", "{out.jsonl}", "--overwrite"],
+        {"bad.py": "import liger_kernel_not_installed_here\n"},
+        "raised on import: ModuleNotFoundError: No module named 'liger_kernel_not_installed_here'", "bad.py"),
     "no spec": Case(["list", "--kernels-from", "{bad.py}"], {"bad.py": "X = 1\n"}, "defines no KernelSpec", "bad.py"),
     "SPECS not a list": Case(["list", "--kernels-from", "{bad.py}"], {"bad.py": "SPECS = 5\n"}, "SPECS must be a list",
                              "bad.py"),

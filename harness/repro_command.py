@@ -1,0 +1,72 @@
+"""`python -m harness repro CELL_ID [-o repro.py]`: write one cell as a standalone script (harness.domain.repro)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.cli_common import CliError, load_tier_and_specs
+from harness.vocab import PIPELINES, STYLES, split_cell_id
+
+
+def _expected(path: str | None, wanted: str) -> dict | None:
+    """The cell's recorded outcome from a results file, for the script's header; None without --results."""
+    if path is None:
+        return None
+    from harness.results import ResultsFileError, read_results
+
+    try:
+        results = read_results(path)
+    except ResultsFileError as exc:
+        raise CliError(str(exc)) from None
+    latest = {cell.id: cell for cell in results.cells}
+    if wanted not in latest:
+        raise CliError(f"{path}: holds no cell {wanted}")
+    return latest[wanted].to_record()
+
+
+def command_repro(args: argparse.Namespace) -> int:
+    try:
+        kernel, style, pipeline = split_cell_id(args.cell)
+    except ValueError:
+        raise CliError(f"{args.cell!r}: a cell id is kernel/style/pipeline") from None
+    if style not in STYLES or pipeline not in PIPELINES:
+        raise CliError(f"{args.cell}: unknown {'style' if style not in STYLES else 'pipeline'}")
+    expected = _expected(args.results, args.cell)
+    loaded = load_tier_and_specs(args)
+    if kernel not in loaded["specs"]:
+        raise CliError(f"{args.cell}: unknown kernel {kernel!r} (known: {', '.join(sorted(loaded['specs']))})")
+    from harness.domain.pipelines.requirements import skip_reason
+    from harness.domain.repro import ReproUnsupported, write_repro
+
+    reason = skip_reason(loaded["specs"][kernel], pipeline, loaded["tier"])
+    if reason:
+        raise CliError(f"{args.cell}: the cell is skip on the {loaded['tier']} tier ({reason}); nothing to reproduce")
+    from harness.domain.repro_source import ReproSourceError
+
+    try:
+        text = write_repro(loaded["specs"][kernel], style, pipeline, loaded["tier"], expected=expected)
+    except (ReproUnsupported, ReproSourceError) as exc:
+        raise CliError(str(exc)) from None
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"{args.output}: cannot be written ({exc.strerror or exc})") from None
+        print(f"wrote {args.output}: run it with python {args.output} (torch and triton only, no harness)",
+              file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("repro", help="write one cell as a standalone Python script (for an upstream issue)")
+    parser.add_argument("cell", help="kernel/style/pipeline, e.g. add/raw/export_nonstrict")
+    parser.add_argument("-o", "--output", help="write the script here (default: stdout)")
+    parser.add_argument("--tier", choices=("auto", "gpu", "cpu"), default="auto",
+                        help="gpu: CUDA tensors; cpu: TRITON_INTERPRET=1 on CPU tensors, set by the script itself")
+    parser.add_argument("--kernels-from", action="append", default=[])
+    parser.add_argument("--results", help="a results file holding the cell: its recorded outcome goes in the header")
+    parser.set_defaults(handler=command_repro)
