@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.cli_common import CliError, load_tier_and_specs
-from harness.vocab import PIPELINES, STYLES, split_cell_id
+from harness.vocab import CALL_SITE_STYLES, PIPELINES, STYLES, split_cell_id
 
 
 def _expected(path: str | None, wanted: str) -> dict | None:
@@ -31,6 +31,8 @@ def command_repro(args: argparse.Namespace) -> int:
         kernel, style, pipeline = split_cell_id(args.cell)
     except ValueError:
         raise CliError(f"{args.cell!r}: a cell id is kernel/style/pipeline") from None
+    if style in CALL_SITE_STYLES:
+        raise CliError(f"{args.cell}: repro does not write call-site cells yet (docs/call-sites.md shows each site's code)")
     if style not in STYLES or pipeline not in PIPELINES:
         raise CliError(f"{args.cell}: unknown {'style' if style not in STYLES else 'pipeline'}")
     expected = _expected(args.results, args.cell)

@@ -19,7 +19,7 @@ import torch
 
 from harness.domain import checking, interpreter
 from harness.domain.repro_source import kernel_spec_stand_in, standalone_module_source
-from harness.domain.spec import KernelSpec, no_launch_wrap
+from harness.domain.spec import KernelSpec, launched_count, no_launch_wrap
 from harness.vocab import cell_id
 
 SUPPORTED_STYLES: tuple[str, ...] = ("native", "raw", "autograd_function", "custom_op", "triton_op")
@@ -53,6 +53,16 @@ def no_launch_wrap(kernel):
 
 def _as_tuple(value):
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def visible_output(launched):
+    """What the user sees of a launch: the outputs, without the intermediates saved for the backward."""
+    if not SPEC.saved_intermediates:
+        return launched
+    values = tuple(launched)
+    if SPEC.num_outputs == 1:
+        return values[0]
+    return values[:SPEC.num_outputs] if SPEC.num_outputs > 1 else None
 
 
 def _grads_for_all_arguments(grads):
@@ -170,23 +180,30 @@ def style_source(spec: KernelSpec, style: str) -> str:
     if style == "native":
         return "op = SPEC.reference  # the control: the reference itself, no Triton\n"
     if style == "raw":
-        return (f"def {spec.name}({args}):\n    return SPEC.launch(identity_wrap, {args})\n\n\nop = {spec.name}\n")
+        return (f"def {spec.name}({args}):\n    return visible_output(SPEC.launch(identity_wrap, {args}))\n\n\n"
+                f"op = {spec.name}\n")
     if style == "autograd_function":
         return (f"class {spec.name}_function(torch.autograd.Function):\n"
                 f"    @staticmethod\n    def forward(ctx, {args}):\n"
-                f"        output = SPEC.launch(identity_wrap, {args})\n"
+                f"        launched = SPEC.launch(identity_wrap, {args})\n"
                 f"        if SPEC.save_for_backward is not None:\n"
-                f"            ctx.save_for_backward(*SPEC.save_for_backward(({args},), output))\n"
-                f"        return output\n\n"
+                f"            ctx.save_for_backward(*SPEC.save_for_backward(({args},), launched))\n"
+                + "".join(f"            ctx.scalar_{name} = {name}\n" for name in spec.backward_scalars)
+                + "        return visible_output(launched)\n\n"
                 f"    @staticmethod\n    def backward(ctx, {grads}):\n"
                 f"        if SPEC.backward is None:\n"
                 f"            raise RuntimeError(\"kernel {spec.name} declares no backward\")\n"
-                f"        grads = _as_tuple(SPEC.backward(identity_wrap, *ctx.saved_tensors, {grads}))\n"
+                f"        grads = _as_tuple(SPEC.backward(identity_wrap, *ctx.saved_tensors, {grads}{_scalar_keywords(spec)}))\n"
                 f"        return _grads_for_all_arguments(grads)\n\n\n"
                 f"op = {spec.name}_function.apply\n")
     if style in ("custom_op", "triton_op"):
         return _library_op_source(spec, style)
     raise ReproUnsupported(f"repro does not support the style {style!r} yet (supported: {', '.join(SUPPORTED_STYLES)})")
+
+
+def _scalar_keywords(spec: KernelSpec) -> str:
+    """`, offset=ctx.scalar_offset`: the scalars the backward asked for (KernelSpec.backward_scalars)."""
+    return "".join(f", {name}=ctx.scalar_{name}" for name in spec.backward_scalars)
 
 
 def _library_op_source(spec: KernelSpec, style: str) -> str:
@@ -196,7 +213,7 @@ def _library_op_source(spec: KernelSpec, style: str) -> str:
     names, kinds = spec.argument_names, tuple(kind for _, kind in spec.arguments)
     args = _signature(names)
     lines = [f"@{decorator}(\"{namespace}::{spec.name}\", mutates_args={spec.mutates_args!r})",
-             f"def {spec.name}_op({_signature(names, kinds)}) -> {_returns(spec.num_outputs)}:",
+             f"def {spec.name}_op({_signature(names, kinds)}) -> {_returns(launched_count(spec))}:",
              f"    return SPEC.launch({wrap}, {args})", ""]
     if not triton_op:
         lines += [f"@{spec.name}_op.register_fake", f"def _({args}):",
@@ -204,23 +221,35 @@ def _library_op_source(spec: KernelSpec, style: str) -> str:
     if spec.backward is not None and spec.save_for_backward is not None:
         saved = tuple(f"saved{i}" for i in range(_saved_count(spec)))
         grads = tuple(f"grad{i}" for i in range(max(spec.num_outputs, 1)))
+        tensors, scalars = saved + grads, spec.backward_scalars
+        kinds_by_name = dict(spec.arguments)
+        parameters = _signature(tensors + scalars, (torch.Tensor,) * len(tensors) + tuple(kinds_by_name[n] for n in scalars))
+        keywords = "".join(f", {name}={name}" for name in scalars)
         grad_count = len(spec.differentiable_names)
-        lines += ["", f"@{decorator}(\"{namespace}::{spec.name}_backward\", mutates_args=())",
-                  f"def {spec.name}_backward_op({_signature(saved + grads, (torch.Tensor,) * len(saved + grads))})"
-                  f" -> {_returns(grad_count)}:",
-                  f"    grads = tuple(SPEC.backward({wrap}, {', '.join(saved + grads)}))",
+        lines += ["", f"@{decorator}(\"{namespace}::{spec.name}_backward\", mutates_args={spec.backward_mutates!r})",
+                  f"def {spec.name}_backward_op({parameters}) -> {_returns(grad_count)}:",
+                  f"    grads = tuple(SPEC.backward({wrap}, {', '.join(tensors)}{keywords}))",
                   f"    return grads if {grad_count} > 1 else grads[0]", ""]
         if not triton_op:
-            lines += [f"@{spec.name}_backward_op.register_fake", f"def _({', '.join(saved + grads)}):",
-                      f"    grads = tuple(SPEC.backward(no_launch_wrap, {', '.join(saved + grads)}))",
+            lines += [f"@{spec.name}_backward_op.register_fake", f"def _({', '.join(tensors + scalars)}):",
+                      f"    grads = tuple(SPEC.backward(no_launch_wrap, {', '.join(tensors)}{keywords}))",
                       f"    return grads if {grad_count} > 1 else grads[0]", ""]
         lines += ["", "def _setup_context(ctx, inputs, output):",
-                  "    ctx.save_for_backward(*SPEC.save_for_backward(inputs, output))", "", "",
-                  "def _backward(ctx, *grad_outputs):",
-                  f"    return _grads_for_all_arguments(_as_tuple({spec.name}_backward_op(*ctx.saved_tensors,"
-                  " *grad_outputs)))", "", "",
+                  "    ctx.save_for_backward(*SPEC.save_for_backward(inputs, output))"]
+        if spec.saved_intermediates:
+            lines += [f"    ctx.mark_non_differentiable(*tuple(output)[{spec.num_outputs}:])  # the hidden outputs"]
+        lines += [f"    ctx.scalar_{name} = inputs[{spec.argument_names.index(name)}]" for name in scalars]
+        passed = "".join(f", ctx.scalar_{name}" for name in scalars)
+        lines += ["", "", "def _backward(ctx, *grad_outputs):",
+                  f"    grads = {spec.name}_backward_op(*ctx.saved_tensors, *grad_outputs[:{max(spec.num_outputs, 1)}]"
+                  f"{passed})",
+                  "    return _grads_for_all_arguments(_as_tuple(grads))", "", "",
                   f"{spec.name}_op.register_autograd(_backward, setup_context=_setup_context)", ""]
-    lines += ["", f"op = {spec.name}_op"]
+    if spec.saved_intermediates:  # the operator's intermediates are hidden outputs: the user sees the outputs alone
+        lines += ["", f"def {spec.name}({args}):", f"    return visible_output({spec.name}_op({args}))", "",
+                  "", f"op = {spec.name}"]
+    else:
+        lines += ["", f"op = {spec.name}_op"]
     return "\n".join(lines) + "\n"
 
 
@@ -245,6 +274,19 @@ for _strict in (False, True):
         "    path = torch._inductor.aoti_compile_and_package(program, package_path=f\"{workdir}/cell.pt2\")\n"
         "    runner = torch._inductor.aoti_load_package(path)\n"
         "    check_call(runner, args)")
+
+
+def pipeline_source(spec: KernelSpec, pipeline: str) -> str:
+    """The pipeline's code; compile_dynamic marks the spec's dynamic dims within its dynamic_bounds, as the harness."""
+    if pipeline != "compile_dynamic" or spec.dynamic_bounds is None:
+        return PIPELINE_SOURCES[pipeline]
+    dims = spec.dynamic_dims
+    low, high = spec.dynamic_bounds
+    marks = [f"    torch._dynamo.mark_dynamic(args[{index}], {dim}, min={low}, max={high})"
+             for index, (name, kind) in enumerate(spec.arguments) if kind is torch.Tensor
+             for dim in (dims.get(name, ()) if dims is not None else (0,))]
+    return ("compiled = torch.compile(op, fullgraph=True, dynamic=True)\n"
+            "for size in SPEC.sizes:\n    args = inputs(size)\n" + "\n".join(marks) + "\n    check_call(compiled, args)")
 
 
 def _indent(text: str, prefix: str = "    ") -> str:
@@ -319,7 +361,7 @@ def write_repro(spec: KernelSpec, style: str, pipeline: str, tier: str, seed: in
         "def main():\n"
         + (_indent(_interpreter_setup()) + "\n" if tier == "cpu" else "")
         + "    torch.manual_seed(SEED)\n    torch._dynamo.reset()\n"
-        + _indent(PIPELINE_SOURCES[pipeline]) + "\n"
+        + _indent(pipeline_source(spec, pipeline)) + "\n"
         + f"    print(\"PASS: {cell_id(spec.name, style, pipeline)} matches the reference\")\n",
         "\nif __name__ == \"__main__\":\n    main()\n",
     ]

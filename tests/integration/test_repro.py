@@ -75,9 +75,24 @@ def test_the_header_names_the_cell_versions_and_recorded_outcome(recorded, tmp_p
     ("add/raw/eager_backward", "the cell is skip"),
     ("nope/raw/eager", "unknown kernel 'nope'"),
     ("add/raw", "a cell id is kernel/style/pipeline"),
+    ("add/autograd_function@module_attribute/compile", "repro does not write call-site cells yet"),
 ])
 def test_what_repro_cannot_write_is_one_line_and_exit_2(cell_id, message):
     completed = subprocess.run([sys.executable, "-m", "harness", "repro", cell_id, "--tier", "cpu"], cwd=REPO,
                                capture_output=True, text=True, timeout=300)
     assert completed.returncode == 2
     assert completed.stderr.count("\n") == 1 and message in completed.stderr
+
+
+@pytest.mark.parametrize("cell_id", ["rms_norm/custom_op/eager_backward", "rms_norm/autograd_function/eager_backward"])
+def test_a_spec_with_saved_intermediates_and_backward_scalars_is_written_as_the_harness_builds_it(cell_id, tmp_path):
+    """rms_norm's hidden RSTD output, its offset passed to the backward: the script ends as the harness's cell."""
+    output = tmp_path / "results.jsonl"
+    kernel, style, pipeline = cell_id.split("/")
+    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "-k", kernel, "-s", style, "-p", pipeline,
+               "-n", "1", "-o", str(output), "--baseline-dir", "none"]
+    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    cell = {c.id: c for c in read_results(output).cells}[cell_id]
+    script = _script_run(cell_id, output, tmp_path)
+    assert (script.returncode == 0) == (cell.outcome == "pass"), script.stdout[-2000:] + script.stderr[-2000:]
