@@ -72,6 +72,7 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     torch.manual_seed(request.seed)
     device = torch.device("cuda" if request.tier == "gpu" else "cpu")
     stage_seconds: dict[str, float] = {}  # filled by `staged`; says where a cell's time went (detail.stage_s)
+    judged: dict[str, str] = {}  # filled by the value checks: which tolerance rule judged each value (detail.tolerance)
     try:
         spec = load_specs(request.kernels_from)[request.kernel]
         reason = skip_reason(spec, request.pipeline, request.tier, device_capability(request.tier) if spec.requires else None)
@@ -83,7 +84,7 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
             built = build_style(spec, request.style)
         stage_seconds["build"] = round(time.perf_counter() - started, 3)
         context = CellContext(spec=spec, built=built, device=device, tier=request.tier, workdir=workdir,
-                              seed=request.seed, stage_marker=stage_marker, stage_seconds=stage_seconds,
+                              seed=request.seed, stage_marker=stage_marker, stage_seconds=stage_seconds, judged=judged,
                               fresh_python=partial(run_fresh_python, tier=request.tier))
         detail = RUNNERS[request.pipeline](context)
         result = result_for(request, "pass", detail=detail)
@@ -98,6 +99,8 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     result.duration_s = round(time.perf_counter() - started, 3)
     if stage_seconds:
         result.detail["stage_s"] = stage_seconds
+    if judged:
+        result.detail["tolerance"] = judged
     return result
 
 

@@ -48,9 +48,9 @@ def compiled_call(context: CellContext, compiled: Any, args: tuple[Any, ...]) ->
 
 
 def _check_compiled(context: CellContext, compiled: Any, args: tuple[Any, ...]) -> Any:
-    expected_output, expected_mutations = expected_result(context, args)
+    expected = expected_result(context, args)
     output = compiled_call(context, compiled, args)
-    check_result(context, output, args, expected_output, expected_mutations)
+    check_result(context, output, args, expected)
     return output
 
 
@@ -123,10 +123,10 @@ def run_compile_visible(context: CellContext) -> dict[str, Any]:
 
     torch._dynamo.reset()
     args = context.inputs()
-    expected_output, expected_mutations = expected_result(context, args)
+    expected = expected_result(context, args)
     compiled = torch.compile(context.built.call)
     output, codes = compiled_call(context, lambda *a: run_and_get_code(compiled, *a), args)
-    check_result(context, output, args, expected_output, expected_mutations)
+    check_result(context, output, args, expected)
     source = "\n".join(codes)
     names = context.built.kernel_names
     found = [name for name in names if name in source]
