@@ -38,6 +38,7 @@ class CellResult:
     control: dict[str, Any] | None = None  # the native control's result, when this cell is env
     detail: dict[str, Any] = field(default_factory=dict)  # pipeline-specific evidence
     repeats: list[str] | None = None  # with --repeat N: each run's outcome, in order (outcome is `flaky` when they differ)
+    traceback: str | None = None  # a non-pass's full Python traceback, chained causes included (report --tracebacks)
 
     def to_record(self) -> dict[str, Any]:
         return {"record": "cell", **dataclasses.asdict(self)}
@@ -103,7 +104,7 @@ class ResultsWriter:
 
 # A record's fields and the JSON types they may hold; anything else is refused with the line number.
 _REQUIRED_TEXT = ("id", "kernel", "style", "pipeline", "outcome")
-_OPTIONAL_TEXT = ("stage", "error_type", "error", "reason")
+_OPTIONAL_TEXT = ("stage", "error_type", "error", "reason", "traceback")
 
 
 def _split_lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:

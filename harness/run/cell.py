@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from harness.domain.evidence import error_type, first_line
+from harness.domain.evidence import error_type, full_traceback, graph_break, most_specific_line
 from harness.results import CellResult
 from harness.vocab import cell_id
 
@@ -93,9 +93,13 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     except StageFailure as failure:
         outcome = "wrong" if isinstance(failure.error, MismatchError) else "fail"
         result = result_for(request, outcome, stage=failure.stage, error_type=error_type(failure.error),
-                            error=failure.prefix + first_line(failure.error), detail=failure.detail)
+                            error=failure.prefix + most_specific_line(failure.error), detail=failure.detail,
+                            traceback=full_traceback(failure.error))
+        if graph_break(failure.error):
+            result.detail["graph_break"] = graph_break(failure.error)
     except Exception as exc:  # a harness or spec bug outside any stage: still evidence, never a crash
-        result = result_for(request, "fail", stage="build", error_type=error_type(exc), error=first_line(exc))
+        result = result_for(request, "fail", stage="build", error_type=error_type(exc), error=most_specific_line(exc),
+                            traceback=full_traceback(exc))
     result.duration_s = round(time.perf_counter() - started, 3)
     if stage_seconds:
         result.detail["stage_s"] = stage_seconds
