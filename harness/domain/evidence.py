@@ -132,3 +132,11 @@ def graph_break(error: BaseException) -> dict[str, Any] | None:
     lines = [line.strip() for line in str(inner).splitlines() if line.strip()]
     return {"type": gb_type or (lines[0] if lines else ""), "id": graph_break_id(inner),
             "explanation": _explanation(lines)}
+
+
+def graph_break_reasons(counted: dict[str, int]) -> list[dict[str, Any]]:
+    """Dynamo's counters['graph_break'] (full message -> times) as evidence: [{"reason": "[GB id] type: explanation",
+    "count": n}], most frequent first; for compile, which passes through a graph break but records why."""
+    reasons = [{"reason": most_specific_line(Exception(message)), "count": int(count)}
+               for message, count in counted.items()]
+    return sorted(reasons, key=lambda r: -r["count"])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from torch._dynamo import exc as dynamo_exc
 
-from harness.domain.evidence import full_traceback, graph_break, graph_break_id, most_specific_line
+from harness.domain.evidence import full_traceback, graph_break, graph_break_id, graph_break_reasons, most_specific_line
 
 FIXTURES = Path(__file__).parent / "fixtures" / "exceptions"
 
@@ -68,3 +68,12 @@ def test_a_very_long_traceback_keeps_both_ends():
     error = RuntimeError("start " + "x" * 50_000 + " end")
     text = full_traceback(error)
     assert len(text) < 21_000 and "start" in text and text.rstrip().endswith("end")
+
+
+def test_compile_graph_breaks_are_counted_with_their_reasons():
+    message = (FIXTURES / "add__raw__export_strict.txt").read_text().split("\n", 1)[1]
+    assert graph_break_reasons({message: 2, "Graph break in user code\n  Explanation: x": 1}) == [
+        {"reason": "[GB0156] Unsupported method call: Dynamo does not know how to trace method `data_ptr` of class "
+                   "`UntypedStorage`", "count": 2},
+        {"reason": "Graph break in user code: x", "count": 1},
+    ]

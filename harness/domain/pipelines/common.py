@@ -96,7 +96,8 @@ def staged(stage: str, context: CellContext | None = None) -> Iterator[None]:
         except (StageFailure, SkipCell):
             raise
         except Exception as exc:
-            raise StageFailure(stage, exc) from exc
+            detail = getattr(exc, "cell_detail", None)  # evidence an exception carries for the cell's detail
+            raise StageFailure(stage, exc, detail=detail if isinstance(detail, dict) else None) from exc
 
 
 def clone_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
