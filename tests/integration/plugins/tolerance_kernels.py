@@ -114,7 +114,7 @@ def _scale_add(dtype: torch.dtype) -> KernelSpec:
         return tuple(torch.randn(size, generator=generator).to(device=device, dtype=dtype) for _ in range(2))
 
     return KernelSpec(
-        name=f"scale_add_{str(dtype).removeprefix('torch.').replace('float', 'fp')}",
+        name=f"scale_add_{ {torch.float16: 'fp16', torch.bfloat16: 'bf16'}[dtype]}",
         kernels=(scale_add_kernel,),
         arguments=(("x", torch.Tensor), ("y", torch.Tensor)),
         launch=_launch_scale_add,
