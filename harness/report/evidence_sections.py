@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from harness.report.aggregate import final_cells
 from harness.report.escape import escape_cell
 from harness.report.tables import markdown_table
@@ -35,7 +37,8 @@ def render_tracebacks(results: ResultsFile) -> str:
             continue
         out.append(f"### {escape_cell(cell.id)} ({cell.outcome}, {cell.stage or 'no stage'})")
         if cell.traceback:
-            fence = "````" if "```" in cell.traceback else "```"
+            longest_run = max((len(run) for run in re.findall(r"`+", cell.traceback)), default=0)
+            fence = "`" * max(3, longest_run + 1)  # longer than any run of backticks inside: the block cannot end early
             out.append(f"{fence}text\n{cell.traceback.rstrip()}\n{fence}")
         else:
             out.append("No traceback recorded (a crash, a timeout, or a results file from an older harness).")

@@ -43,3 +43,11 @@ def test_overrides_get_their_own_table(make_results, capsys) -> None:
     text = capsys.readouterr().out
     table = text.split("## Tolerance overrides")[1]
     assert "k/custom\\_op/eager\\_backward" in table and "atomic adds" in table and "k/raw/eager" not in table
+
+
+def test_a_traceback_cannot_close_its_code_block(make_results, capsys) -> None:
+    hostile = "Traceback\nRuntimeError: ````\n</details> | table |\n"
+    run = make_results("r.jsonl", [cell("k", "raw", "eager", "fail", traceback=hostile)])
+    assert main(["report", str(run), "--tracebacks"]) == 0
+    section = capsys.readouterr().out.split("## Tracebacks")[1]
+    assert "`````text\nTraceback\nRuntimeError: ````\n</details> | table |\n`````" in section
