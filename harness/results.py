@@ -39,6 +39,7 @@ class CellResult:
     detail: dict[str, Any] = field(default_factory=dict)  # pipeline-specific evidence
     repeats: list[str] | None = None  # with --repeat N: each run's outcome, in order (outcome is `flaky` when they differ)
     call_site: str = ""  # a call-site cell's site (docs/call-sites.md); "" for the main chart's cells
+    traceback: str | None = None  # a non-pass's full Python traceback, chained causes included (report --tracebacks)
 
     def to_record(self) -> dict[str, Any]:
         return {"record": "cell", **dataclasses.asdict(self)}
@@ -104,7 +105,7 @@ class ResultsWriter:
 
 # A record's fields and the JSON types they may hold; anything else is refused with the line number.
 _REQUIRED_TEXT = ("id", "kernel", "style", "pipeline", "outcome")
-_OPTIONAL_TEXT = ("stage", "error_type", "error", "reason")
+_OPTIONAL_TEXT = ("stage", "error_type", "error", "reason", "traceback")
 
 
 def _split_lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:

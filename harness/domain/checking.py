@@ -1,4 +1,4 @@
-"""Compares what a pipeline produced with the PyTorch reference, with tolerances taken from the dtype."""
+"""Compares what a pipeline produced with the PyTorch reference: structure, dtype, shape, then values (tolerance model)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,9 @@ from typing import Any
 
 import torch
 
-# (rtol, atol) per dtype: torch.testing's defaults, loosened for reduced precision where
-# the kernel's fp32 math and the reference's rounding may differ by one unit in the last place.
-TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
-    torch.float64: (1e-7, 1e-7),
-    torch.float32: (1.3e-6, 1e-5),
-    torch.float16: (1e-3, 1e-5),
-    torch.bfloat16: (1.6e-2, 1e-5),
-}
+from harness.domain.tolerance import DEFAULT_TOLERANCES, ToleranceOverride, allowance, default_tolerance
+
+TOLERANCES = DEFAULT_TOLERANCES  # the dtype defaults (torch.testing's); the model is in harness.domain.tolerance
 
 
 class MismatchError(AssertionError):
@@ -21,7 +16,7 @@ class MismatchError(AssertionError):
 
 
 def tolerance(dtype: torch.dtype) -> tuple[float, float]:
-    return TOLERANCES.get(dtype, (0.0, 0.0))
+    return default_tolerance(dtype)
 
 
 def _flatten(value: Any) -> list[Any]:
@@ -63,7 +58,8 @@ def _first_bad(bad: torch.Tensor) -> tuple[int, int] | None:
 
 
 def assert_matches(actual: Any, expected: Any, what: str = "output") -> None:
-    """Raise MismatchError naming the first difference; structure, dtype and shape must match too."""
+    """Raise MismatchError naming the first difference beyond the dtype default; structure, dtype and shape must
+    match too. Strict: no float64 answer; pipelines use `assert_close`."""
     for label, got, want in _leaves(what, actual, expected):
         if not isinstance(want, torch.Tensor):
             if got != want:
@@ -88,28 +84,41 @@ def assert_matches(actual: Any, expected: Any, what: str = "output") -> None:
             )
 
 
-def assert_close_to_exact(actual: Any, native: Any, exact: Any, what: str = "output") -> None:
-    """Low-precision check: PyTorch's own result (`native`) fixes dtype and shape; values are held to the exact answer.
-
-    `exact` is the reference computed in fp32 from the same values. An element may be off by the
-    dtype's tolerance plus twice PyTorch's own error at that element: a kernel that rounds once is
-    never held to a stricter standard than PyTorch, which may round at every intermediate step.
-    """
-    for label, got, want, best in _leaves(what, actual, native, exact):
+def assert_close(actual: Any, reference: Any, exact: Any | None, what: str = "output",
+                 overrides: tuple[ToleranceOverride, ...] = (), judged: dict[str, str] | None = None) -> None:
+    """The tolerance model (harness.domain.tolerance, docs/tolerance.md): every floating leaf is held to `exact`
+    (the reference run in float64) within the larger of the dtype's default and FACTOR x the `reference`'s own
+    error; `reference` (the run in the result's dtype) fixes dtype and shape. An element equal to the reference's
+    is never wrong. Without `exact` (the float64 run failed) a leaf is held to `reference` with the default alone.
+    `judged` (a cell's detail) receives each leaf's rule."""
+    exact_tree = exact if exact is not None else reference
+    for label, got, want, best in _leaves(what, actual, reference, exact_tree):
         if not (isinstance(want, torch.Tensor) and want.is_floating_point()):
             assert_matches(got, want, what=label)
             continue
         _check_like(label, got, want)
-        rtol, atol = tolerance(want.dtype)
-        got_f, want_f, best_f = _plain(got).double(), _plain(want).double(), _plain(best).double()
-        allowed = atol + rtol * best_f.abs() + 2 * (want_f - best_f).abs()
-        error = (got_f - best_f).abs()
-        first = _first_bad(~((error <= allowed) | (got_f.isnan() & best_f.isnan())))
+        best_plain = _plain(best) if exact is not None and isinstance(best, torch.Tensor) else None
+        if best_plain is not None and tuple(best_plain.shape) != tuple(want.shape):
+            best_plain = None  # the float64 run answered in another shape: no exact answer for this leaf
+        want_plain = _plain(want)
+        rule = allowance(want_plain, best_plain, label, overrides)
+        if judged is not None:
+            judged[label] = rule.rule()
+        got_f, want_f = _plain(got).double(), want_plain.double()
+        target = best_plain.double() if best_plain is not None else want_f
+        error = (got_f - target).abs()
+        same_as_reference = (got_f == want_f) | (got_f.isnan() & want_f.isnan())
+        good = (error <= rule.allowed) | same_as_reference | (got_f.isnan() & target.isnan())
+        first = _first_bad(~good)
         if first:
             count, flat_index = first
+            bad_errors = torch.where(good, torch.zeros_like(error), error.nan_to_num(nan=float("inf")))
+            worst = int(bad_errors.flatten().argmax())
+            answer = "fp64 answer" if best_plain is not None else "reference"
             raise MismatchError(
-                f"{label}: {count} of {want.numel()} elements differ from the fp32 answer beyond "
-                f"rtol={rtol:g} atol={atol:g} plus twice PyTorch's own error; first at flat index {flat_index}: "
-                f"{got_f.flatten()[flat_index].item()!r} vs {best_f.flatten()[flat_index].item()!r} "
-                f"(PyTorch {want_f.flatten()[flat_index].item()!r})"
+                f"{label}: {count} of {want.numel()} elements differ beyond the allowance "
+                f"(max err {float(bad_errors.flatten()[worst]):.2g}, "
+                f"{rule.at(worst, abs(float(target.flatten()[worst])))}); "
+                f"first at flat index {flat_index}: {got_f.flatten()[flat_index].item()!r} vs {answer} "
+                f"{target.flatten()[flat_index].item()!r} (PyTorch {want_f.flatten()[flat_index].item()!r})"
             )

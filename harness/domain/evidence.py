@@ -1,6 +1,10 @@
-"""Turns an exception into the evidence a cell records: its type and one informative first line."""
+"""Turns an exception into the evidence a cell records: its type, its most specific line, the framework's
+cause (a Dynamo graph break's reason and registry id) and its full traceback (docs/evidence.md)."""
 
 from __future__ import annotations
+
+import re
+from typing import Any
 
 MAX_LINE = 500
 
@@ -36,3 +40,103 @@ def first_line(error: BaseException) -> str:
     if line.endswith(":") and len(lines) > 1:
         line = f"{line} {lines[1]}"
     return line[:MAX_LINE]
+
+
+MAX_TRACEBACK = 20_000
+
+
+def full_traceback(error: BaseException) -> str:
+    """The whole traceback, chained causes included, as Python prints it; a very long one keeps both ends."""
+    import traceback
+
+    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    if len(text) <= MAX_TRACEBACK:
+        return text
+    half = MAX_TRACEBACK // 2
+    return f"{text[:half]}\n... ({len(text) - MAX_TRACEBACK} characters left out) ...\n{text[-half:]}"
+
+
+# Lines that frame an error rather than say what went wrong: never the evidence when another line is there.
+BOILERPLATE = re.compile(
+    r"^(Set TORCHDYNAMO_VERBOSE|For more details|from user code:|While executing|Original traceback|"
+    r"backend='\w+' raised:|You can suppress this exception|Developer debug context:|Hint:|"
+    r"To execute this test, run|Traceback \(most recent call last\))"
+)
+GRAPH_BREAK_ID = re.compile(r"/gb/(gb\d{4})\.html", re.IGNORECASE)
+
+
+def innermost(error: BaseException) -> BaseException:
+    """Through the wrappers and every explicit `raise ... from` cause to the first error raised."""
+    error = unwrap(error)
+    seen = {id(error)}
+    while isinstance(error.__cause__, BaseException) and id(error.__cause__) not in seen:
+        error = unwrap(error.__cause__)
+        seen.add(id(error))
+    return error
+
+
+def _explanation(lines: list[str]) -> str | None:
+    """A Dynamo graph-break message's `Explanation:` text; where it quotes the error a fake run raised
+    (`...: got RuntimeError("...")`), that error is the explanation."""
+    for line in lines:
+        if line.startswith("Explanation:"):
+            explanation = line.removeprefix("Explanation:").strip()
+            got = re.search(r"\): got (\w+(?:Error|Exception)\(.*)$", explanation)
+            return got.group(1) if got else explanation
+    return None
+
+
+def most_specific_line(error: BaseException) -> str:
+    """The line that names the user-visible problem: the innermost cause's message, without framing lines;
+    for a Dynamo graph break, `[GB id] type: explanation`."""
+    inner = innermost(error)
+    lines = [line.strip() for line in str(inner).splitlines() if line.strip()]
+    useful = [line for line in lines if not BOILERPLATE.match(line)]
+    if not useful:
+        return first_line(error)
+    line = useful[0]
+    if line.endswith(":") and len(useful) > 1:
+        line = f"{line} {useful[1]}"
+    explanation = _explanation(useful)
+    if explanation:
+        line = f"{line}: {explanation}"
+    graph_break = graph_break_id(inner)
+    if graph_break:
+        line = f"[{graph_break}] {line}"
+    if inner is not unwrap(error):
+        line = f"{type(inner).__name__}: {line}"
+    return line[:MAX_LINE]
+
+
+def graph_break_id(error: BaseException) -> str | None:
+    """The graph-break registry id (`GB0007`) of a Dynamo error, from its registry link or its gb_type."""
+    found = GRAPH_BREAK_ID.search(str(error))
+    if found:
+        return found.group(1).upper()
+    gb_type = getattr(error, "gb_type", None)
+    if not gb_type:
+        return None
+    try:
+        from torch._dynamo.exc import _load_gb_type_to_gb_id_map  # private; absent before the registry existed
+    except ImportError:
+        return None
+    return _load_gb_type_to_gb_id_map().get(gb_type)
+
+
+def graph_break(error: BaseException) -> dict[str, Any] | None:
+    """A Dynamo graph break's evidence for a cell's detail: its type, registry id and explanation; None otherwise."""
+    inner = innermost(error)
+    gb_type = getattr(inner, "gb_type", None)
+    if not gb_type and not GRAPH_BREAK_ID.search(str(inner)):
+        return None
+    lines = [line.strip() for line in str(inner).splitlines() if line.strip()]
+    return {"type": gb_type or (lines[0] if lines else ""), "id": graph_break_id(inner),
+            "explanation": _explanation(lines)}
+
+
+def graph_break_reasons(counted: dict[str, int]) -> list[dict[str, Any]]:
+    """Dynamo's counters['graph_break'] (full message -> times) as evidence: [{"reason": "[GB id] type: explanation",
+    "count": n}], most frequent first; for compile, which passes through a graph break but records why."""
+    reasons = [{"reason": most_specific_line(Exception(message)), "count": int(count)}
+               for message, count in counted.items()]
+    return sorted(reasons, key=lambda r: -r["count"])

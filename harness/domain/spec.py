@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from harness.domain.machine import REQUIREMENTS
+from harness.domain.tolerance import ToleranceOverride, override_problems
 
 Launch = Callable[..., Any]
 Wrap = Callable[[Any], Any]
@@ -81,6 +82,8 @@ class KernelSpec:
         the bytes the op moves; harness.perf.options).
     requires: what the kernel needs of the machine, each a name of harness.domain.pipelines.requirements
         (REQUIREMENTS: "gpu", "sm90", "fp8", "libdevice", "inline-asm"); a cell where one is missing is `skip`.
+    tolerance: ToleranceOverride(rtol, atol, dtype=..., output=..., reason=...) entries replacing the dtype's
+        default floor for a dtype and/or an output (docs/tolerance.md); each cell's detail names the rule used.
     """
 
     name: str
@@ -104,6 +107,7 @@ class KernelSpec:
     max_size: int | None = None
     perf_sizes: tuple[int, ...] | None = None
     requires: tuple[str, ...] = ()
+    tolerance: tuple[ToleranceOverride, ...] = ()
     description: str = ""
     source: str = field(default="", compare=False)  # the module the spec came from, set by the registry
     saved_intermediates: tuple[str, ...] = ()
@@ -196,6 +200,7 @@ def spec_problems(spec: KernelSpec) -> list[str]:
     if spec.num_outputs < 0:
         problems.append("num_outputs must be >= 0")
     problems += real_kernel_problems(spec)
+    problems.extend(override_problems(spec.tolerance))
     return problems
 
 

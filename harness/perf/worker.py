@@ -57,11 +57,11 @@ def measure_size(context: Any, mode: str, size: int, rule: StopRule, warmup: int
     from harness.perf.sizes import bytes_moved, flop_count
 
     call, args, output, first_call_s = _prepare(mode, context, size)
-    expected_output, expected_mutations = expected_result(context, args)
+    expected = expected_result(context, args)
     if context.spec.mutates_args:  # the first call ran on copies: check a call on the inputs themselves
         output = call(*args)
         context.synchronize()
-    check_result(context, output, args, expected_output, expected_mutations)
+    check_result(context, output, args, expected)
     sync = timing.synchronizer(context.device)
 
     def invoke() -> Any:

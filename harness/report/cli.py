@@ -16,6 +16,7 @@ from harness.report.atomic import write_text_atomic
 from harness.report.baseline import DEFAULT_DIRECTORY, BaselineError, write_baseline
 from harness.report.diff import diff_results, render_diff
 from harness.report.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, update_docs
+from harness.report.evidence_sections import render_overrides, render_tracebacks
 from harness.report.features import FeatureError, only_feature
 from harness.report.history import HistoryError, render_history
 from harness.report.merge import MergeError, merge_files
@@ -76,7 +77,10 @@ def report(args: argparse.Namespace) -> int:
     results = _read(args.results)
     if args.feature:
         results = only_feature(results, args.feature, args.results)
-    _emit(render_report(results), args.output, (args.results,))
+    text = render_report(results) + render_overrides(results)
+    if args.tracebacks:
+        text += "\n" + render_tracebacks(results)
+    _emit(text, args.output, (args.results,))
     return 0
 
 
@@ -126,6 +130,7 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("results")
     parser.add_argument("-o", "--output", help="write here (atomically) instead of stdout")
     parser.add_argument("--feature", help="only the kernels tagged with this Triton feature (e.g. autotune)")
+    parser.add_argument("--tracebacks", action="store_true", help="append every non-pass's full traceback")
 
     parser = add("docs", docs, "Rewrite the api-choice region of a document from a results file.")
     parser.add_argument("file")

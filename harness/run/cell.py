@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from harness.domain.evidence import error_type, first_line
+from harness.domain.evidence import error_type, full_traceback, graph_break, most_specific_line
 from harness.results import CellResult
 from harness.vocab import cell_id, split_style
 
@@ -73,6 +73,7 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     torch.manual_seed(request.seed)
     device = torch.device("cuda" if request.tier == "gpu" else "cpu")
     stage_seconds: dict[str, float] = {}  # filled by `staged`; says where a cell's time went (detail.stage_s)
+    judged: dict[str, str] = {}  # filled by the value checks: which tolerance rule judged each value (detail.tolerance)
     try:
         spec = load_specs(request.kernels_from)[request.kernel]
         reason = skip_reason(spec, request.pipeline, request.tier, device_capability(request.tier) if spec.requires else None)
@@ -84,7 +85,7 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
             built = build_style(spec, request.style)
         stage_seconds["build"] = round(time.perf_counter() - started, 3)
         context = CellContext(spec=spec, built=built, device=device, tier=request.tier, workdir=workdir,
-                              seed=request.seed, stage_marker=stage_marker, stage_seconds=stage_seconds,
+                              seed=request.seed, stage_marker=stage_marker, stage_seconds=stage_seconds, judged=judged,
                               fresh_python=partial(run_fresh_python, tier=request.tier))
         detail = RUNNERS[request.pipeline](context)
         result = result_for(request, "pass", detail=detail)
@@ -93,12 +94,18 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     except StageFailure as failure:
         outcome = "wrong" if isinstance(failure.error, MismatchError) else "fail"
         result = result_for(request, outcome, stage=failure.stage, error_type=error_type(failure.error),
-                            error=failure.prefix + first_line(failure.error), detail=failure.detail)
+                            error=failure.prefix + most_specific_line(failure.error), detail=failure.detail,
+                            traceback=full_traceback(failure.error))
+        if graph_break(failure.error):
+            result.detail["graph_break"] = graph_break(failure.error)
     except Exception as exc:  # a harness or spec bug outside any stage: still evidence, never a crash
-        result = result_for(request, "fail", stage="build", error_type=error_type(exc), error=first_line(exc))
+        result = result_for(request, "fail", stage="build", error_type=error_type(exc), error=most_specific_line(exc),
+                            traceback=full_traceback(exc))
     result.duration_s = round(time.perf_counter() - started, 3)
     if stage_seconds:
         result.detail["stage_s"] = stage_seconds
+    if judged:
+        result.detail["tolerance"] = judged
     return result
 
 

@@ -34,11 +34,11 @@ def run_in_process(context: CellContext, strict: bool) -> dict[str, Any]:
     path = package(context, args, strict)
     with staged("load", context):
         runner = torch._inductor.aoti_load_package(str(path))
-    expected_output, expected_mutations = expected_result(context, args)
+    expected = expected_result(context, args)
     with staged("run", context):
         output = runner(*args)
         context.synchronize()
-    check_result(context, output, args, expected_output, expected_mutations)
+    check_result(context, output, args, expected)
     return {"package_bytes": path.stat().st_size}
 
 
@@ -56,7 +56,7 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
     path = package(context, args, strict=False)
     inputs_path, outputs_path, report_path = (context.workdir / n for n in ("inputs.pt", "outputs.pt", "loader.json"))
     torch.save(list(args), inputs_path)
-    expected_output, expected_mutations = expected_result(context, args)
+    expected = expected_result(context, args)
     argv = [str(path), str(inputs_path), str(outputs_path), str(report_path)]
     with staged("load", context):
         if context.fresh_python is None:
@@ -81,7 +81,7 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
             before.copy_(after)
     output = saved["outputs"]
     output = output[0] if context.spec.num_outputs <= 1 and len(output) == 1 else tuple(output)
-    check_result(context, output, args, expected_output, expected_mutations)
+    check_result(context, output, args, expected)
     return {"package_bytes": path.stat().st_size, "loader_modules_with_kernels": report.get("kernel_modules", []),
             "loader": loader}
 

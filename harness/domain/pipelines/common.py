@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from harness.domain.checking import assert_matches
+from harness.domain.checking import assert_close
 from harness.domain.spec import KernelSpec
 from harness.domain.styles import BuiltOp, SkipCell
 
@@ -43,6 +43,11 @@ class CellContext:
     # Runs `python -m MODULE ARGV` in a process that never imported the kernel's module: (module, argv, log,
     # timeout_s) -> a record with returncode, output and how; given by the run layer (harness.run.fresh_python).
     fresh_python: Callable[[str, list[str], Path, float], Any] | None = None
+    judged: dict[str, str] = field(default_factory=dict)  # checked value -> the tolerance rule that judged it
+
+    def assert_close(self, actual: Any, expected: Any, exact: Any | None, what: str = "output") -> None:
+        """The one value check of every pipeline (harness.domain.tolerance), with the spec's overrides."""
+        assert_close(actual, expected, exact, what=what, overrides=self.spec.tolerance, judged=self.judged)
 
     def inputs(self, size: int | None = None, device: torch.device | None = None) -> tuple[Any, ...]:
         """Fresh inputs; the same seed gives the same values for every style, so styles face one question."""
@@ -91,7 +96,8 @@ def staged(stage: str, context: CellContext | None = None) -> Iterator[None]:
         except (StageFailure, SkipCell):
             raise
         except Exception as exc:
-            raise StageFailure(stage, exc) from exc
+            detail = getattr(exc, "cell_detail", None)  # evidence an exception carries for the cell's detail
+            raise StageFailure(stage, exc, detail=detail if isinstance(detail, dict) else None) from exc
 
 
 def clone_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -103,29 +109,65 @@ def mutated_args(context: CellContext, args: tuple[Any, ...]) -> tuple[Any, ...]
     return tuple(args[names.index(name)] for name in context.spec.mutates_args)
 
 
-def expected_result(context: CellContext, args: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
-    """The reference's output and the state of the arguments it mutates, computed on copies."""
+@dataclass
+class Expected:
+    """The reference's answer for one call: in the inputs' dtype, and in float64 (None where that run failed)."""
+
+    output: Any
+    mutations: tuple[Any, ...]
+    exact_output: Any | None = None
+    exact_mutations: tuple[Any, ...] | None = None
+    exact_failure: str | None = None  # why there is no float64 answer
+
+
+def widen(value: Any, device: torch.device | None = None) -> Any:
+    """A floating tensor as float64 (on `device` when given), anything else as is."""
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        return value.detach().to(device=device or value.device, dtype=torch.float64)
+    return value
+
+
+def exact_device(args: tuple[Any, ...]) -> torch.device | None:
+    """Where float64 runs: the inputs' device, or the CPU where the device has no float64 (MPS)."""
+    devices = {a.device.type for a in args if isinstance(a, torch.Tensor)}
+    return torch.device("cpu") if "mps" in devices else None
+
+
+def _reference_run(context: CellContext, args: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
     copies = clone_args(args)
     with torch.no_grad():
         output = context.spec.reference(*copies)
     return output, mutated_args(context, copies)
 
 
+def expected_result(context: CellContext, args: tuple[Any, ...]) -> Expected:
+    """The reference's output and the state of the arguments it mutates, computed on copies, in the
+    inputs' dtype and again in float64 (the exact answer of the tolerance model)."""
+    output, mutations = _reference_run(context, args)
+    expected = Expected(output, mutations)
+    wide_device = exact_device(args)
+    try:
+        expected.exact_output, expected.exact_mutations = _reference_run(
+            context, tuple(widen(a, wide_device) for a in args))
+    except Exception as exc:  # a reference that only runs in its own dtype: judged against that dtype's run
+        expected.exact_failure = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return expected
+
+
 def check_call(context: CellContext, call: Callable[..., Any], args: tuple[Any, ...], run_stage: str = "run") -> Any:
     """Run `call(*args)` in `run_stage`, then check its output and mutations against the reference."""
-    expected_output, expected_mutations = expected_result(context, args)
+    expected = expected_result(context, args)
     with staged(run_stage, context):
         output = call(*args)
         context.synchronize()
-    check_result(context, output, args, expected_output, expected_mutations)
+    check_result(context, output, args, expected)
     return output
 
 
-def check_result(
-    context: CellContext, output: Any, args: tuple[Any, ...], expected_output: Any, expected_mutations: tuple[Any, ...]
-) -> None:
+def check_result(context: CellContext, output: Any, args: tuple[Any, ...], expected: Expected) -> None:
     with staged("check", context):
         if context.spec.num_outputs > 0:
-            assert_matches(output, expected_output)
+            context.assert_close(output, expected.output, expected.exact_output)
         if context.spec.mutates_args:
-            assert_matches(mutated_args(context, args), expected_mutations, what="mutated arguments")
+            context.assert_close(mutated_args(context, args), expected.mutations, expected.exact_mutations,
+                                 what="mutated arguments")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -48,9 +50,9 @@ def compiled_call(context: CellContext, compiled: Any, args: tuple[Any, ...]) ->
 
 
 def _check_compiled(context: CellContext, compiled: Any, args: tuple[Any, ...]) -> Any:
-    expected_output, expected_mutations = expected_result(context, args)
+    expected = expected_result(context, args)
     output = compiled_call(context, compiled, args)
-    check_result(context, output, args, expected_output, expected_mutations)
+    check_result(context, output, args, expected)
     return output
 
 
@@ -69,8 +71,16 @@ def compiled_for(pipeline: str, call: Any) -> Any:
 
 
 def run_compile(context: CellContext) -> dict[str, Any]:
-    _check_compiled(context, compiled_for("compile", context.built.call), context.inputs())
-    return {}
+    """Graph breaks are allowed here; the detail records how many and Dynamo's reason for each."""
+    from torch._dynamo.utils import counters
+
+    from harness.domain.evidence import graph_break_reasons
+
+    compiled = compiled_for("compile", context.built.call)
+    counters.clear()
+    _check_compiled(context, compiled, context.inputs())
+    reasons = graph_break_reasons(dict(counters["graph_break"]))
+    return {"graph_breaks": sum(r["count"] for r in reasons), "graph_break_reasons": reasons} if reasons else {}
 
 
 def run_compile_fullgraph(context: CellContext) -> dict[str, Any]:
@@ -106,24 +116,71 @@ def _bounded(context: CellContext, args: tuple[Any, ...]) -> tuple[Any, ...]:
     return args
 
 
+# Where Inductor reports a CUDA-graph skip: the function is imported by name into these modules, so each is patched.
+CUDAGRAPH_SKIP_MODULES = ("torch._inductor.cudagraph_utils", "torch._inductor.compile_fx", "torch._inductor.cudagraph_trees",
+                          "torch._inductor.output_code")
+CUDAGRAPH_SKIP_FUNCTION = "log_cudagraph_skip_and_bump_counter"
+
+
+@contextlib.contextmanager
+def recording_cudagraph_skips() -> Iterator[list[str]]:
+    """Collect Inductor's reason for each CUDA-graph skip ("skipping cudagraphs due to mutated inputs"...).
+
+    Inductor logs the reason and bumps counters['inductor']['cudagraph_skips'] in one function; it is wrapped
+    (the original still runs) wherever it is visible. Torch versions without it leave the list empty."""
+    import importlib
+
+    reasons: list[str] = []
+    patched = []
+    for name in CUDAGRAPH_SKIP_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        original = getattr(module, CUDAGRAPH_SKIP_FUNCTION, None)
+        if not callable(original):
+            continue
+
+        def recording(msg: str, *args: Any, _original: Callable[..., Any] = original, **kwargs: Any) -> Any:
+            reasons.append(str(msg))
+            return _original(msg, *args, **kwargs)
+
+        setattr(module, CUDAGRAPH_SKIP_FUNCTION, recording)
+        patched.append((module, original))
+    try:
+        yield reasons
+    finally:
+        for module, original in patched:
+            setattr(module, CUDAGRAPH_SKIP_FUNCTION, original)
+
+
 def run_cudagraphs(context: CellContext) -> dict[str, Any]:
-    """mode="reduce-overhead": warm up, record, replay; an Inductor cudagraph skip is a failure, not a pass."""
+    """mode="reduce-overhead": warm up, record, replay; an Inductor cudagraph skip is a failure, not a pass,
+    and its evidence is Inductor's own reason."""
     from torch._dynamo.utils import counters
 
     compiled = compiled_for("cudagraphs", context.built.call)
     counters.clear()
     args = context.inputs()
-    for _ in range(3):
-        _check_compiled(context, compiled, args)
+    with recording_cudagraph_skips() as reasons:
+        for _ in range(3):
+            _check_compiled(context, compiled, args)
     skips = int(counters["inductor"]["cudagraph_skips"])
+    unique_reasons = list(dict.fromkeys(reasons))
     if skips:
+        because = f": {'; '.join(unique_reasons)}" if unique_reasons else " (Inductor gave no reason)"
         with staged("check", context):
-            raise CudagraphsSkipped(f"Inductor skipped CUDA graphs {skips} time(s) (counters['inductor']['cudagraph_skips'])")
+            raise CudagraphsSkipped(f"Inductor skipped CUDA graphs {skips} time(s){because}",
+                                    detail={"cudagraph_skips": skips, "cudagraph_skip_reasons": unique_reasons})
     return {"cudagraph_skips": skips}
 
 
 class CudagraphsSkipped(RuntimeError):
-    """Inductor ran the graph without CUDA graphs."""
+    """Inductor ran the graph without CUDA graphs; `cell_detail` (the cell's detail) holds the count and reasons."""
+
+    def __init__(self, message: str, detail: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.cell_detail = detail or {}
 
 
 class NotTracedInto(AssertionError):
@@ -136,10 +193,10 @@ def run_compile_visible(context: CellContext) -> dict[str, Any]:
 
     torch._dynamo.reset()
     args = context.inputs()
-    expected_output, expected_mutations = expected_result(context, args)
+    expected = expected_result(context, args)
     compiled = torch.compile(context.built.call)
     output, codes = compiled_call(context, lambda *a: run_and_get_code(compiled, *a), args)
-    check_result(context, output, args, expected_output, expected_mutations)
+    check_result(context, output, args, expected)
     source = "\n".join(codes)
     names = context.built.kernel_names
     found = [name for name in names if name in source]

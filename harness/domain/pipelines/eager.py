@@ -7,16 +7,17 @@ from typing import Any
 
 import torch
 
-from harness.domain.checking import assert_close_to_exact, assert_matches
 from harness.domain.inputs import FailingExample, InputCase, case_inputs, explore
 from harness.domain.pipelines.common import (
     CellContext,
     StageFailure,
     check_call,
     clone_args,
+    exact_device,
     expected_result,
     mutated_args,
     staged,
+    widen,
 )
 
 
@@ -39,31 +40,62 @@ def _differentiable(context: CellContext, args: tuple[Any, ...]) -> list[torch.T
 
 
 def _grad_outputs(output: Any, seed: int) -> list[torch.Tensor]:
-    outputs = list(output) if isinstance(output, (tuple, list)) else [output]
+    outputs = _as_list(output)
     generator = torch.Generator().manual_seed(seed + 1)
     return [torch.randn(o.shape, generator=generator).to(device=o.device, dtype=o.dtype) for o in outputs]
 
 
-def check_backward(context: CellContext, call: Callable[..., Any], run_stage: str = "run") -> dict[str, Any]:
-    """Forward and backward through `call`, gradients checked against the reference's autograd."""
-    args = context.inputs()
+def _reference_grads(context: CellContext, args: tuple[Any, ...], grad_outputs: list[torch.Tensor] | None
+                     ) -> tuple[Any, list[torch.Tensor], tuple[torch.Tensor, ...]]:
+    """(output, grad_outputs, gradients) of the reference's autograd on copies of `args`."""
     reference_args = _with_grad(context, clone_args(args))
     reference_output = context.spec.reference(*reference_args)
-    grad_outputs = _grad_outputs(reference_output, context.seed)
-    reference_grads = torch.autograd.grad(reference_output, _differentiable(context, reference_args), grad_outputs)
+    if grad_outputs is None:
+        grad_outputs = _grad_outputs(reference_output, context.seed)
+    else:
+        grad_outputs = [g.to(o.dtype) for g, o in zip(grad_outputs, _as_list(reference_output))]
+    grads = torch.autograd.grad(reference_output, _differentiable(context, reference_args), grad_outputs)
+    return reference_output, grad_outputs, grads
+
+
+def _as_list(output: Any) -> list[Any]:
+    return list(output) if isinstance(output, (tuple, list)) else [output]
+
+
+def _detached(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, (tuple, list)):
+        return [_detached(v) for v in value]
+    return value
+
+
+def check_backward(context: CellContext, call: Callable[..., Any], run_stage: str = "run") -> dict[str, Any]:
+    """Forward and backward through `call`, output and gradients held to the reference's autograd in float64
+    (the tolerance model), with the allowance from the reference's own autograd in the inputs' dtype."""
+    args = context.inputs()
+    reference_output, grad_outputs, reference_grads = _reference_grads(context, args, None)
+    exact_output = exact_grads = None
+    try:
+        wide_device = exact_device(args)
+        exact_output, _, exact_grads = _reference_grads(
+            context, tuple(widen(a, wide_device) for a in args), [widen(g, wide_device) for g in grad_outputs])
+    except Exception as exc:  # a reference that only runs in its own dtype: judged against that dtype's run
+        context.judged["float64 reference"] = f"failed, {type(exc).__name__}: {str(exc)[:200]}"
 
     test_args = _with_grad(context, args)
     with staged(run_stage, context):
         output = call(*test_args)
         context.synchronize()
     with staged("check", context):
-        assert_matches(output, reference_output.detach() if isinstance(reference_output, torch.Tensor) else reference_output)
+        context.assert_close(output, _detached(reference_output), _detached(exact_output))
     with staged("run", context):
         outputs = list(output) if isinstance(output, (tuple, list)) else [output]
         grads = torch.autograd.grad(outputs, _differentiable(context, test_args), grad_outputs)
         context.synchronize()
     with staged("check", context):
-        assert_matches(list(grads), list(reference_grads), what="gradients")
+        context.assert_close(list(grads), list(reference_grads), None if exact_grads is None else list(exact_grads),
+                             what="gradients")
     return {}
 
 
@@ -77,8 +109,7 @@ def run_eager_inputs(context: CellContext) -> dict[str, Any]:
 
     def check_case(case: InputCase) -> None:
         args = case_inputs(spec, case, context.device, context.seed)
-        native, native_mutations = expected_result(context, args)
-        exact, exact_mutations = _exact_result(context, args, (native, native_mutations))
+        expected = expected_result(context, args)
         try:
             with staged("run", context):
                 output = context.built.call(*args)
@@ -89,10 +120,10 @@ def run_eager_inputs(context: CellContext) -> dict[str, Any]:
             return  # refused a strided view it does not claim to accept: a clear refusal is allowed
         with staged("check", context):
             if spec.num_outputs > 0:
-                assert_close_to_exact(output, native, exact)
+                context.assert_close(output, expected.output, expected.exact_output)
             if spec.mutates_args:
-                assert_close_to_exact(mutated_args(context, args), native_mutations, exact_mutations,
-                                      what="mutated arguments")
+                context.assert_close(mutated_args(context, args), expected.mutations, expected.exact_mutations,
+                                     what="mutated arguments")
 
     try:
         return explore(spec, context.tier, check_case)
@@ -102,14 +133,3 @@ def run_eager_inputs(context: CellContext) -> dict[str, Any]:
         detail = {**failing.summary, "example": failing.case.to_record() if failing.case else None}
         prefix = f"[{failing.case.describe()}] " if failing.case else ""
         raise StageFailure(stage, error, prefix=prefix, detail=detail) from error
-
-
-def _exact_result(context: CellContext, args: tuple[Any, ...],
-                  native: tuple[Any, tuple[Any, ...]]) -> tuple[Any, tuple[Any, ...]]:
-    """The reference computed in fp32 from the same values: the answer low-precision results are held to.
-
-    When no argument is below fp32 that is the native result itself, so it is not computed again."""
-    if not any(isinstance(a, torch.Tensor) and a.is_floating_point() and a.dtype != torch.float32 for a in args):
-        return native
-    wide_args = tuple(a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
-    return expected_result(context, wide_args)

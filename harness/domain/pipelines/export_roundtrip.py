@@ -143,7 +143,7 @@ def run_roundtrip(context: CellContext, consumer_imports: bool) -> dict[str, Any
     with roundtrip_stage("save", context):
         torch.export.save(program, str(paths["program.pt2"]))
     torch.save(list(args), paths["inputs.pt"])
-    expected_output, expected_mutations = expected_result(context, args)
+    expected = expected_result(context, args)
     source = consumer_source(context)
     consumer_import = {"source": source, "kernel": context.spec.name, "style": context.built.rebuild_as} \
         if consumer_imports else None
@@ -167,7 +167,7 @@ def run_roundtrip(context: CellContext, consumer_imports: bool) -> dict[str, Any
     output = saved["outputs"]
     output = output[0] if context.spec.num_outputs <= 1 and len(output) == 1 else tuple(output)
     with roundtrip_stage("check", context):
-        check_result(context, output, args, expected_output, expected_mutations)
+        check_result(context, output, args, expected)
     return {**how_exported, "program_bytes": paths["program.pt2"].stat().st_size,
             "program_operators": operators, "program_higher_order_ops": higher_order,
             "consumer_imports": source if consumer_imports else None,

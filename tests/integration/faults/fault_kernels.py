@@ -76,7 +76,7 @@ def _corrupt_then_raise(x) -> None:
     """Leave the process poisoned four ways, then fail: a later cell in this process would see all of it."""
     import harness.domain.checking
 
-    harness.domain.checking.TOLERANCES[torch.float32] = (-1.0, -1.0)  # a monkey-patched module: every fp32 check fails
+    harness.domain.checking.TOLERANCES[torch.float32] = (-1.0, -1.0)  # a monkey-patched module: no fp32 floor
     torch.empty_like = lambda x, **kwargs: torch.zeros(1, dtype=x.dtype)  # a monkey-patched torch
     torch._dynamo.config.suppress_errors = True  # a changed torch config
     torch.library.define("tcm_fault::leftover", "(Tensor x) -> Tensor")  # an extra registered op
@@ -96,7 +96,7 @@ def _corrupt_torch_then_raise(x) -> None:
     def never_matches(*args, **kwargs):
         raise AssertionError("monkey-patched checker: nothing matches")
 
-    harness.domain.pipelines.common.assert_matches = never_matches
+    harness.domain.pipelines.common.assert_close = never_matches
     raise RuntimeError("raised after setting the default device to meta, overriding aten::add and patching the checker")
 
 

@@ -202,7 +202,10 @@ def test_a_hostile_message_is_bounded_in_the_results_and_escaped_in_every_report
     assert "\n" not in cell.error and 100 < len(cell.error) <= 500
     assert HOSTILE_FIRST_LINE.startswith(cell.error)  # the first line, cut: nothing from the lines after it
     raw_line = next(line for line in (fault_runs / "eager.jsonl").read_text().splitlines() if "fault_markdown/raw/eager" in line)
-    assert len(raw_line) < 2000 and json.loads(raw_line)["error"] == cell.error
+    record = json.loads(raw_line)
+    assert record["error"] == cell.error
+    assert len(json.dumps({k: v for k, v in record.items() if k != "traceback"})) < 2000
+    assert HOSTILE_FIRST_LINE in record["traceback"] and len(record["traceback"]) <= 25_000  # whole, but bounded
     report = subprocess.run([sys.executable, "-m", "harness", "report", str(fault_runs / "eager.jsonl")], cwd=REPO,
                             capture_output=True, text=True, timeout=120)
     assert report.returncode == 0, report.stderr

@@ -1,0 +1,149 @@
+"""The tolerance model: how far a result may be from the exact answer before the cell is `wrong` (docs/tolerance.md).
+
+Every floating output, gradient and mutated argument is held to the reference computed in float64
+(the exact answer). The allowance is the larger of
+  - the dtype's default (torch.testing's rtol/atol, or a spec's override for this dtype and output), and
+  - FACTOR x the dtype reference's own error: the largest |reference run in the tensor's dtype - exact|
+    over the whole tensor (per tensor, not per element: see docs/tolerance.md for why).
+A kernel that rounds or reduces in another order than PyTorch is then never held to a stricter
+standard than PyTorch's own result, while an error larger than rounding (a row left out, an
+element shifted) stays `wrong`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+# (rtol, atol) per dtype: torch.testing.assert_close's defaults.
+DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+}
+
+# How many times the dtype reference's own error a result may be off: a different reduction order or
+# one more rounding step lands within a small multiple of PyTorch's own error, a real bug far beyond it.
+FACTOR = 4.0
+
+DTYPE_NAMES = {torch.float64: "fp64", torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
+
+
+def default_tolerance(dtype: torch.dtype) -> tuple[float, float]:
+    """(rtol, atol) for `dtype`: torch.testing's defaults; (0, 0) for dtypes compared exactly."""
+    return DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return DTYPE_NAMES.get(dtype, str(dtype).removeprefix("torch."))
+
+
+@dataclass(frozen=True)
+class ToleranceOverride:
+    """A spec's own (rtol, atol) floor for one dtype and/or one output, like OpInfo's `toleranceOverride`.
+
+    dtype: the dtype it applies to (None: every dtype).
+    output: the checked value it applies to, as the harness labels it: "output", "output[1]",
+        "gradients" (every gradient), "gradients[0]", "mutated arguments"... (None: every value).
+    reason: why the kernel needs it; shown in the cell's detail and the report.
+    The allowance from the reference's own error still applies on top: an override only replaces the dtype default.
+    """
+
+    rtol: float
+    atol: float
+    dtype: torch.dtype | None = None
+    output: str | None = None
+    reason: str = ""
+
+    def applies_to(self, dtype: torch.dtype, label: str) -> bool:
+        if self.dtype is not None and self.dtype != dtype:
+            return False
+        return self.output is None or self.output in (label, label.split("[", 1)[0])
+
+    def describe(self) -> str:
+        scope = ", ".join(part for part in (dtype_name(self.dtype) if self.dtype else "",
+                                            self.output or "") if part) or "every output"
+        because = f": {self.reason}" if self.reason else ""
+        return f"override for {scope} rtol={self.rtol:g} atol={self.atol:g}{because}"
+
+
+def override_problems(overrides: object) -> list[str]:
+    """What is wrong with a spec's `tolerance` field (for spec_problems)."""
+    if not isinstance(overrides, tuple):
+        return ["tolerance must be a tuple of ToleranceOverride"]
+    problems = []
+    for item in overrides:
+        if not isinstance(item, ToleranceOverride):
+            problems.append(f"tolerance holds {type(item).__name__}, not ToleranceOverride")
+        elif item.rtol < 0 or item.atol < 0:
+            problems.append("tolerance overrides need rtol >= 0 and atol >= 0")
+        elif item.dtype is not None and not (isinstance(item.dtype, torch.dtype) and item.dtype.is_floating_point):
+            problems.append(f"tolerance override dtype {item.dtype!r} is not a floating torch dtype")
+    return problems
+
+
+def floor_for(dtype: torch.dtype, label: str,
+              overrides: tuple[ToleranceOverride, ...] = ()) -> tuple[float, float, ToleranceOverride | None]:
+    """(rtol, atol, the override that set them or None): the last matching override wins, as in a spec read top-down."""
+    chosen = None
+    for override in overrides:
+        if override.applies_to(dtype, label):
+            chosen = override
+    if chosen is not None:
+        return chosen.rtol, chosen.atol, chosen
+    rtol, atol = default_tolerance(dtype)
+    return rtol, atol, None
+
+
+@dataclass
+class Allowance:
+    """What one tensor was held to: per-element allowed error, and the words that say where it came from."""
+
+    allowed: torch.Tensor  # float64, the tensor's shape
+    reference_error: float  # max |dtype reference - exact| (0 when no exact answer was available)
+    rtol: float
+    atol: float
+    override: ToleranceOverride | None
+    dtype: torch.dtype
+    exact: bool  # held to a float64 answer (False: the float64 run was unavailable; held to the dtype reference)
+
+    def floor_words(self) -> str:
+        if self.override is not None:
+            return self.override.describe()
+        return f"{dtype_name(self.dtype)} default rtol={self.rtol:g} atol={self.atol:g}"
+
+    def rule(self) -> str:
+        """One line for the cell's detail: which rule judged this value."""
+        if not self.exact:
+            return f"{self.floor_words()} against the {dtype_name(self.dtype)} reference (no float64 answer)"
+        return (f"fp64 answer; max({self.floor_words()}, {FACTOR:g} x {dtype_name(self.dtype)} reference error "
+                f"{self.reference_error:.3g})")
+
+    def at(self, flat_index: int, expected_abs: float) -> str:
+        """`allowed X = why` at one element, for the mismatch message."""
+        allowed = float(self.allowed.flatten()[flat_index])
+        from_reference = FACTOR * self.reference_error
+        floor = self.atol + self.rtol * expected_abs
+        if self.exact and from_reference >= floor:
+            why = f"{FACTOR:g} x {dtype_name(self.dtype)} reference error {self.reference_error:.2g}"
+        else:
+            why = self.floor_words()
+        return f"allowed {allowed:.2g} = {why}"
+
+
+def allowance(reference: torch.Tensor, exact: torch.Tensor | None, label: str,
+              overrides: tuple[ToleranceOverride, ...] = ()) -> Allowance:
+    """The allowed error per element of a result of `reference`'s dtype, held to `exact` (float64) when given."""
+    rtol, atol, override = floor_for(reference.dtype, label, overrides)
+    target = (exact if exact is not None else reference).double()
+    floor = atol + rtol * target.abs()
+    reference_error = 0.0
+    if exact is not None:
+        difference = (reference.double() - target).abs()
+        finite = difference[torch.isfinite(difference)]
+        reference_error = float(finite.max()) if finite.numel() else 0.0
+    allowed = torch.clamp(floor, min=FACTOR * reference_error)
+    return Allowance(allowed=allowed, reference_error=reference_error, rtol=rtol, atol=atol, override=override,
+                     dtype=reference.dtype, exact=exact is not None)

@@ -1,0 +1,79 @@
+"""The evidence line of a failure: the most specific line, a graph break's registry id, the full traceback.
+
+The fixtures are real exception messages from CPU-tier cells (torch 2.13, triton 3.7 interpreter), as the
+cell's traceback recorded them (machine paths shortened, the user-code stack left out).
+"""
+
+from pathlib import Path
+
+import pytest
+from torch._dynamo import exc as dynamo_exc
+
+from harness.domain.evidence import full_traceback, graph_break, graph_break_id, graph_break_reasons, most_specific_line
+
+FIXTURES = Path(__file__).parent / "fixtures" / "exceptions"
+
+
+def real_exception(name: str) -> BaseException:
+    kind, message = (FIXTURES / f"{name}.txt").read_text().split("\n", 1)
+    cls = getattr(dynamo_exc, kind, None) or {"RuntimeError": RuntimeError}[kind]
+    return cls(message.rstrip())
+
+
+@pytest.mark.parametrize("cell, line", [
+    ("add__raw__compile_fullgraph", "[GB0007] Attempted to call function marked as skipped: Dynamo developers have "
+                                    "intentionally marked that the function `_patched_getfile`"),
+    ("add__raw__export_strict", "[GB0156] Unsupported method call: Dynamo does not know how to trace method "
+                                "`data_ptr` of class `UntypedStorage`"),
+    ("add__triton_op__export_strict", "[GB4315] RuntimeError when making fake tensor call: RuntimeError(\"Cannot "
+                                      "access data pointer of Tensor"),
+    ("add__raw__export_nonstrict", "Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor)."),
+])
+def test_the_line_names_the_problem_not_the_framing(cell, line):
+    assert most_specific_line(real_exception(cell)).startswith(line)
+
+
+def test_a_graph_break_records_its_type_id_and_explanation():
+    evidence = graph_break(real_exception("add__raw__export_strict"))
+    assert evidence == {"type": "Unsupported method call", "id": "GB0156",
+                        "explanation": "Dynamo does not know how to trace method `data_ptr` of class `UntypedStorage`"}
+    assert graph_break(RuntimeError("Cannot access data pointer")) is None
+
+
+def test_the_registry_gives_the_id_when_the_message_has_no_link():
+    error = dynamo_exc.Unsupported("Unsupported method call\n  Explanation: x", gb_type="Unsupported method call")
+    assert graph_break_id(error) == "GB0156"
+
+
+def test_a_chained_error_gives_its_innermost_cause():
+    try:
+        try:
+            raise KeyError("weight")
+        except KeyError as inner:
+            raise RuntimeError("Backend compiler failed\nsee above") from inner
+    except RuntimeError as outer:
+        error = outer
+    assert most_specific_line(error) == "KeyError: 'weight'"
+    text = full_traceback(error)
+    assert "KeyError: 'weight'" in text and "The above exception was the direct cause" in text
+
+
+def test_framing_lines_are_passed_over():
+    error = RuntimeError("backend='inductor' raised:\nAssertionError: the grid must be a tuple\n\n"
+                         "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace")
+    assert most_specific_line(error) == "AssertionError: the grid must be a tuple"
+
+
+def test_a_very_long_traceback_keeps_both_ends():
+    error = RuntimeError("start " + "x" * 50_000 + " end")
+    text = full_traceback(error)
+    assert len(text) < 21_000 and "start" in text and text.rstrip().endswith("end")
+
+
+def test_compile_graph_breaks_are_counted_with_their_reasons():
+    message = (FIXTURES / "add__raw__export_strict.txt").read_text().split("\n", 1)[1]
+    assert graph_break_reasons({message: 2, "Graph break in user code\n  Explanation: x": 1}) == [
+        {"reason": "[GB0156] Unsupported method call: Dynamo does not know how to trace method `data_ptr` of class "
+                   "`UntypedStorage`", "count": 2},
+        {"reason": "Graph break in user code: x", "count": 1},
+    ]
