@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from harness.domain.pipelines.common import CellContext, check_call, clone_args, expected_result, staged
+from harness.domain.pipelines.common import CellContext, check_call, check_result, clone_args, expected_result, staged
 from harness.domain.signature import named_function
 from harness.domain.spec import KernelSpec, no_launch_wrap
 from harness.domain.styles import SkipCell
@@ -26,8 +26,12 @@ def run_flop_counter(context: CellContext) -> dict[str, Any]:
         with staged("build", context):
             register_flop_formula(built.overload.overloadpacket)(lambda *shapes, out_shape=None, **_: formula(*shapes))
     args = context.inputs()
+    expected_answer = expected_result(context, args)  # outside the mode: the reference's own flops are not the op's
     with FlopCounterMode(display=False) as counter:
-        check_call(context, built.call, args)
+        with staged("run", context):
+            output = built.call(*args)
+            context.synchronize()
+    check_result(context, output, args, expected_answer)
     counted = counter.get_total_flops()
     if built.is_control or spec.flops is None:
         return {"counted_flops": counted}
