@@ -2,7 +2,7 @@
 
 Those documents are each Markdown file of the checkout with the api-choice markers (the chart,
 rendered from the committed GPU results or --results) and reports/history.md (from every results
-file under tests/fixtures/ and reports/). "Of the checkout" means what git would commit: tracked
+file under reports/). "Of the checkout" means what git would commit: tracked
 files and new ones it does not ignore, so a local run's ignored reports/results-*.jsonl never
 leaks into a committed table. `nox -s docs` runs this; CI runs it with --check (exit 1: stale).
 """
@@ -21,7 +21,7 @@ from harness.results import ResultsFileError, read_results
 
 REPO = Path(__file__).resolve().parents[2]
 HISTORY = Path("reports") / "history.md"
-RESULTS_FOLDERS = ("tests/fixtures", "reports")
+RESULTS_FOLDERS = ("reports",)
 
 
 def checkout_files(repo: Path, suffix: str) -> list[Path]:
@@ -37,8 +37,9 @@ def checkout_files(repo: Path, suffix: str) -> list[Path]:
 
 
 def history_sources(repo: Path) -> list[Path]:
-    return [path for path in checkout_files(repo, ".jsonl")
-            if path.parts[:2] == ("tests", "fixtures") or path.parts[0] == "reports"]
+    """The results under reports/: the published GPU run and reports/history/ (one fixed selection per
+    version). Test fixtures measure other kernel sets; a column of theirs would compare unlike with like."""
+    return [path for path in checkout_files(repo, ".jsonl") if path.parts[0] == "reports"]
 
 
 def marked_docs(repo: Path) -> list[Path]:
