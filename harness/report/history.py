@@ -64,7 +64,7 @@ class Column:
         return self.torch.split("+", 1)[0]
 
 
-def _columns(files: list[tuple[str, ResultsFile]]) -> list[Column]:
+def version_columns(files: list[tuple[str, ResultsFile]]) -> list[Column]:
     """One column per (torch, triton), newest first. Files of one version merge: a cell measured by
     several keeps the result of the run that started last (a re-run supersedes)."""
     by_version: dict[tuple[str, str], Column] = {}
@@ -88,7 +88,7 @@ def _side(column: Column, verdict: Verdict, cells: list[CellResult]) -> str:
     return text + (" — " + "; ".join(shown) if shown else "")
 
 
-def _changed(older: list[CellResult], newer: list[CellResult]) -> bool:
+def verdict_changed(older: list[CellResult], newer: list[CellResult]) -> bool:
     """Whether the verdict moved over the cells both versions measured: a kernel only one of them ran
     (a wider selection, a new kernel) can never show up as a change of the version."""
     common = {c.id for c in older} & {c.id for c in newer}
@@ -104,7 +104,7 @@ def _changes(columns: list[Column], verdicts: list[Verdict], evidence: list[list
     measured = [i for i in reversed(range(len(columns))) if verdicts[i].word != NOT_MEASURED]
     parts, marks = [], {}
     for older, newer in zip(measured, measured[1:]):
-        if not _changed(evidence[older], evidence[newer]):
+        if not verdict_changed(evidence[older], evidence[newer]):
             continue
         notes.append(_side(columns[older], verdicts[older], evidence[older]) + "\\\n   "
                      + _side(columns[newer], verdicts[newer], evidence[newer]))
@@ -115,7 +115,7 @@ def _changes(columns: list[Column], verdicts: list[Verdict], evidence: list[list
 
 
 def _tier_table(files: list[tuple[str, ResultsFile]], notes: list[str]) -> str:
-    columns = _columns(files)
+    columns = version_columns(files)
     all_cells = {k: v for column in columns for k, v in column.cells.items()}
     rows = []
     for capability in CAPABILITIES:
