@@ -7,6 +7,8 @@ the same versions with and without LD_PRELOAD), so that the headers name version
 from __future__ import annotations
 
 import json
+import re
+import sys
 import shutil
 import subprocess
 from pathlib import Path
@@ -127,3 +129,21 @@ def test_a_document_that_only_quotes_the_marker_is_not_a_marked_document():
 
     assert has_marker_line(f"intro\n{BEGIN}\nchart\n")
     assert not has_marker_line(f"| error | `expected one '{BEGIN}' followed by ...` |\n")
+
+
+def test_the_committed_page_is_fresh_and_self_contained() -> None:
+    from harness.report.docs import COMMITTED_GPU_RESULTS
+    from harness.report.refresh import MATRIX_PAGE, refresh_page
+
+    stale, diff = refresh_page(REPO, COMMITTED_GPU_RESULTS, check=True)
+    assert not stale, diff + "run `nox -s docs`"
+    page = (REPO / MATRIX_PAGE).read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page), "the page must open from disk with no network"
+
+
+def test_the_report_side_never_imports_torch() -> None:
+    code = ("import sys, harness.report.html, harness.report.html_cli, harness.report.history, "
+            "harness.report.refresh, harness.report.chart, harness.report.footnotes; "
+            "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
