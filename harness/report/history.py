@@ -81,7 +81,7 @@ def _side(column: Column, verdict: Verdict, cells: list[CellResult]) -> str:
     """One line of evidence for one version: its verdict and the causes of what did not pass."""
     text = f"{escape_cell(column.label)}: {escape_cell(verdict.text())}"
     groups = list(group_by_cause(c for c in cells if c.outcome != "pass").items())
-    shown = [f"{describe(key)} ({escape_cell(cause_summary(group).split(';')[0])})"
+    shown = [f"{describe(key)} ({cause_summary(group).split(';')[0]})"
              for key, group in groups[:CAUSES_PER_SIDE]]
     if len(groups) > CAUSES_PER_SIDE:
         shown.append(f"and {len(groups) - CAUSES_PER_SIDE} more causes")
@@ -106,11 +106,13 @@ def _changes(columns: list[Column], verdicts: list[Verdict], evidence: list[list
     for older, newer in zip(measured, measured[1:]):
         if not verdict_changed(evidence[older], evidence[newer]):
             continue
-        notes.append(_side(columns[older], verdicts[older], evidence[older]) + "\\\n   "
-                     + _side(columns[newer], verdicts[newer], evidence[newer]))
-        marks[newer] = len(notes)
+        note = (_side(columns[older], verdicts[older], evidence[older]) + "\\\n   "
+                + _side(columns[newer], verdicts[newer], evidence[newer]))
+        if note not in notes:  # the same evidence behind several rows shares one footnote
+            notes.append(note)
+        marks[newer] = notes.index(note) + 1
         parts.append(f"{escape_cell(verdicts[older].word)} up to {escape_cell(columns[older].short)}, "
-                     f"{escape_cell(verdicts[newer].word)} from {escape_cell(columns[newer].short)} {mark(len(notes))}")
+                     f"{escape_cell(verdicts[newer].word)} from {escape_cell(columns[newer].short)} {mark(marks[newer])}")
     return "; ".join(parts), marks
 
 
