@@ -32,7 +32,7 @@ TORCH_INDEX = os.environ.get("TCM_TORCH_INDEX")
 # From each torch wheel's `Requires-Dist: triton...` (the CPU builds pin none, so the pair is named here).
 # 2.14.0 and 2.15.0 require triton~=3.8.0 and ~=3.9.0: torch's own requirement picks the release.
 PAIRED_TRITON = {"2.11.0": "3.6.0", "2.12.0": "3.7.0", "2.13.0": "3.7.1"}
-TORCH_CHOICES = ("2.11.0", "2.13.0", "stable", "nightly")
+TORCH_CHOICES = ("2.11.0", "2.12.0", "2.13.0", "2.14.0", "2.15.0", "stable", "nightly")
 # pyproject's dependencies other than torch and triton (installed apart, so a nightly's
 # pytorch-triton is never replaced by PyPI's triton). tests/repo/test_noxfile.py keeps them in step.
 HARNESS_DEPENDENCIES = ("pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6.100", "tabulate>=0.9", "numpy")
