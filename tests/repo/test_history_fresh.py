@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
