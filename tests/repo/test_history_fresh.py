@@ -147,3 +147,17 @@ def test_the_report_side_never_imports_torch() -> None:
             "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_every_committed_version_of_the_cpu_history_measured_the_same_cells() -> None:
+    """The history compares versions, so each file under reports/history/ holds the one fixed selection."""
+    files = sorted((REPO / "reports" / "history").glob("cpu-torch*.jsonl"))
+    assert files, "no CPU history committed"
+    ids = {path.name: {cell.id for cell in read(path).cells} for path in files}
+    first = ids[files[0].name]
+    assert len(first) == 6 * 6 * 6  # 6 kernels x 6 styles x 6 pipelines
+    assert all(cells == first for cells in ids.values()), {name: len(cells) for name, cells in ids.items()}
+    for path in files:
+        results = read(path)
+        assert path.name == f"cpu-torch{results.environment['torch'].split('+')[0]}.jsonl"
+        assert results.environment["tier"] == "cpu"
