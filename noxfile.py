@@ -29,8 +29,10 @@ TRITON = os.environ.get("TCM_TRITON", "triton==3.7.1")
 NIGHTLY_INDEX = "https://download.pytorch.org/whl/nightly/cu130"
 TORCH_INDEX = os.environ.get("TCM_TORCH_INDEX")
 # The torch each named matrix session asks for; a release installs its paired triton.
-PAIRED_TRITON = {"2.11.0": "3.6.0", "2.13.0": "3.7.1"}
-TORCH_CHOICES = ("2.11.0", "2.13.0", "stable", "nightly")
+# From each torch wheel's `Requires-Dist: triton...` (the CPU builds pin none, so the pair is named here).
+# 2.14.0 and 2.15.0 require triton~=3.8.0 and ~=3.9.0: torch's own requirement picks the release.
+PAIRED_TRITON = {"2.11.0": "3.6.0", "2.12.0": "3.7.0", "2.13.0": "3.7.1"}
+TORCH_CHOICES = ("2.11.0", "2.12.0", "2.13.0", "2.14.0", "2.15.0", "stable", "nightly")
 # pyproject's dependencies other than torch and triton (installed apart, so a nightly's
 # pytorch-triton is never replaced by PyPI's triton). tests/repo/test_noxfile.py keeps them in step.
 HARNESS_DEPENDENCIES = ("pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6.100", "tabulate>=0.9", "numpy")
@@ -262,8 +264,47 @@ def docs(session: nox.Session) -> None:
     From the committed results only; `-- --check` changes nothing and fails when any of them is stale;
     `-- --results OTHER.jsonl` renders the charts from another run.
     """
-    install(session, "tabulate>=0.9")
+    install(session, "tabulate>=0.9", "matplotlib")
     session.run(python(session), "-m", "harness.report.refresh", *session.posargs, external=True)
+
+
+# The CPU tier's history: the same kernels and pipelines on every torch release (docs/reports.md).
+HISTORY_SELECTION = ("--tier", "cpu", "-k", "add,sin,silu,softmax,add_inplace,two_outputs",
+                     "-p", "eager,eager_backward,compile_fullgraph,export_strict,export_nonstrict,opcheck")
+HISTORY_DIR = Path("reports") / "history"
+
+
+@nox.session(venv_backend="none")
+def history(session: nox.Session) -> None:
+    """`nox -s history -- 2.12.0 2.14.0`: per torch release, a fresh venv with it and its paired triton, the
+    fixed CPU-tier selection into reports/history/cpu-torch<V>.jsonl, the venv deleted; then history.md.
+
+    One version after another (the machine may be shared). The pip constraint file's cap on torch is lifted
+    for these venvs' pip calls only (PIP_CONSTRAINT=/dev/null), never by touching the system's file.
+    """
+    import shutil
+    import tempfile
+
+    versions = list(session.posargs) or session.error("name the torch releases: nox -s history -- 2.12.0 2.14.0")
+    for version in versions:
+        venv = Path(tempfile.mkdtemp(prefix=f"tcm-history-{version}-"))
+        try:
+            session.run(sys.executable, "-m", "venv", str(venv), external=True)
+            py = str(venv / "bin" / "python")
+            triton = [f"triton=={PAIRED_TRITON[version]}"] if version in PAIRED_TRITON else []
+            pip_env = {"PIP_CONSTRAINT": os.devnull, "PIP_NO_CACHE_DIR": "1"}  # an empty value would not lift it
+            session.run(py, "-m", "pip", "install", "-q", f"torch=={version}", *triton, *HARNESS_DEPENDENCIES,
+                        env=pip_env, external=True)
+            out = HISTORY_DIR / f"cpu-torch{version}.jsonl"
+            summary = Path(tempfile.gettempdir()) / f"tcm-history-{version}.md"  # not committed beside the data
+            code = status(session, py, "-m", "harness", "run", *HISTORY_SELECTION, "-o", str(out), "--overwrite",
+                          "--summary", str(summary))  # run from the checkout: `python -m harness` needs no install
+            session.log(f"torch {version}: harness run exited {code} (1: some cells did not pass; that is a result)")
+            if not out.is_file():
+                session.error(f"torch {version}: no results were written")
+        finally:
+            shutil.rmtree(venv, ignore_errors=True)
+    session.run(sys.executable, "-m", "harness.report.refresh", external=True)
 
 
 @nox.session

@@ -171,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_subcommands(subparsers)
+        from harness.report.html_cli import add_parser as add_html_parser
+
+        add_html_parser(subparsers)
     return parser
 
 

@@ -14,7 +14,7 @@ from harness.report.aggregate import (
 )
 from harness.report.capabilities import CAPABILITIES, COLUMNS, TUTORIAL, Column
 from harness.report.escape import escape_cell
-from harness.report.footnotes import Footnotes, describe_group, mark
+from harness.report.footnotes import CauseNotes, mark
 from harness.report.tables import markdown_table
 from harness.results import CellResult, ResultsFile
 from harness.vocab import CONTROL_STYLE
@@ -35,8 +35,8 @@ def chart_columns(cells: dict[str, CellResult]) -> list[Column]:
     return [column for column in COLUMNS if column.style != CONTROL_STYLE or has_control]
 
 
-def render_chart(results: ResultsFile, footnotes: Footnotes) -> str:
-    """The chart table; every cell that is not a clean Yes gets a footnote with its evidence."""
+def render_chart(results: ResultsFile, footnotes: CauseNotes) -> str:
+    """The chart table; every cell that is not a clean Yes gets the marks of its causes (footnotes by cause)."""
     cells = final_cells(results)
     columns = chart_columns(cells)
     rows = []
@@ -48,8 +48,7 @@ def render_chart(results: ResultsFile, footnotes: Footnotes) -> str:
             text = escape_cell(verdict.text())
             not_passed = [cell for cell in evidence if cell.outcome != "pass"]
             if not verdict.clean_yes and not_passed:
-                where = f"{escape_cell(capability.name, limit=200)}, {escape_cell(column.style)}"
-                text += " " + mark(footnotes.add(f"{where}: {describe_group(not_passed)}"))
+                text += " " + "".join(mark(number) for number in sorted(footnotes.add(not_passed)))
             row.append(text)
         rows.append(row)
     headers = ["Capability"] + [escape_cell(column.label) for column in columns]

@@ -8,7 +8,7 @@ from pathlib import Path
 from harness.report.atomic import write_text_atomic
 from harness.report.chart import render_chart, render_rules
 from harness.report.environment import environment_line
-from harness.report.footnotes import Footnotes
+from harness.report.footnotes import CauseNotes
 from harness.results import ResultsFile
 
 # The results the shipped docs (reports/api-choice.md) are generated from: the committed GPU run.
@@ -30,7 +30,7 @@ class DocsMarkerError(Exception):
 
 def render_region(results: ResultsFile) -> str:
     """What goes between the markers: the environment, the chart, its footnotes and rules."""
-    notes = Footnotes()
+    notes = CauseNotes()
     parts = [environment_line(results.header), render_chart(results, notes)]
     if notes.render():
         parts.append(notes.render())

@@ -1,21 +1,23 @@
-"""Each capability x style across torch/triton versions, and the first version from which it holds."""
+"""Each capability x style across versions: one column per (torch, triton) of one tier and device family,
+newest first, and where the verdict changed between two neighbouring versions, with each side's evidence."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from harness.report.aggregate import NOT_MEASURED, YES, cells_for, final_cells, verdict_of
+from harness.report.aggregate import NOT_MEASURED, Verdict, cells_for, final_cells, verdict_of
 from harness.report.capabilities import CAPABILITIES
 from harness.report.chart import chart_columns
 from harness.report.environment import tier_of
 from harness.report.escape import escape_cell
-from harness.report.merge import VOLATILE_ENVIRONMENT_KEYS
+from harness.report.footnotes import cause_summary, describe, group_by_cause, mark
 from harness.report.tables import markdown_table
 from harness.results import CellResult, ResultsFile
 
-NEVER = "-"
 TIER_TITLES = {"gpu": "GPU tier", "cpu": "CPU interpreter tier (TRITON_INTERPRET=1, not a GPU)"}
+CAUSES_PER_SIDE = 2  # a footnote stays two lines: each side names its most common causes
 
 
 class HistoryError(Exception):
@@ -34,93 +36,123 @@ def version_key(version: object) -> tuple:
     return (release, phase, match.group(2))
 
 
-def version_label(results: ResultsFile) -> str:
-    env = results.environment
-    return f"torch {env.get('torch') or 'unknown'} / triton {env.get('triton') or 'unknown'}"
+def device_family(environment: dict) -> str:
+    """The GPU's model ("H100" from "NVIDIA H100 80GB HBM3"); "" on the CPU tier or when no GPU was named."""
+    if tier_of(environment) == "cpu":
+        return ""
+    gpu = str(environment.get("gpu") or "")
+    model = re.search(r"\b([A-Z]{1,3}\d{2,4}[A-Za-z]?)\b", gpu)
+    return model.group(1) if model else gpu.replace("NVIDIA", "").strip()
 
 
-def holds_since(labels: Sequence[str], words: Sequence[str]) -> str:
-    """The earliest label from which every later one is Yes; NEVER when the latest is not Yes.
+@dataclass
+class Column:
+    """Every cell measured at one (torch, triton) in one tier and device family, from one or more files."""
 
-    A column that did not measure the row at all (a run of other pipelines) is passed over."""
-    since = NEVER
-    for label, word in zip(reversed(labels), reversed(words)):
-        if word == NOT_MEASURED:
+    torch: str
+    triton: str
+    files: list[str]
+    cells: dict[str, CellResult]
+
+    @property
+    def label(self) -> str:
+        return f"torch {self.torch} / triton {self.triton}"
+
+    @property
+    def short(self) -> str:
+        """The torch release alone ("2.13.0"), for the change column."""
+        return self.torch.split("+", 1)[0]
+
+
+def version_columns(files: list[tuple[str, ResultsFile]]) -> list[Column]:
+    """One column per (torch, triton), newest first. Files of one version merge: a cell measured by
+    several keeps the result of the run that started last (a re-run supersedes)."""
+    by_version: dict[tuple[str, str], Column] = {}
+    for name, results in sorted(files, key=lambda f: (str(f[1].header.get("started") or ""), f[0])):
+        env = results.environment
+        key = (str(env.get("torch") or "unknown"), str(env.get("triton") or "unknown"))
+        column = by_version.setdefault(key, Column(key[0], key[1], [], {}))
+        column.files.append(name)
+        column.cells.update(final_cells(results))
+    return sorted(by_version.values(), key=lambda c: (version_key(c.torch), version_key(c.triton)), reverse=True)
+
+
+def _side(column: Column, verdict: Verdict, cells: list[CellResult]) -> str:
+    """One line of evidence for one version: its verdict and the causes of what did not pass."""
+    text = f"{escape_cell(column.label)}: {escape_cell(verdict.text())}"
+    groups = list(group_by_cause(c for c in cells if c.outcome != "pass").items())
+    shown = [f"{describe(key)} ({cause_summary(group).split(';')[0]})"
+             for key, group in groups[:CAUSES_PER_SIDE]]
+    if len(groups) > CAUSES_PER_SIDE:
+        shown.append(f"and {len(groups) - CAUSES_PER_SIDE} more causes")
+    return text + (" — " + "; ".join(shown) if shown else "")
+
+
+def verdict_changed(older: list[CellResult], newer: list[CellResult]) -> bool:
+    """Whether the verdict moved over the cells both versions measured: a kernel only one of them ran
+    (a wider selection, a new kernel) can never show up as a change of the version."""
+    common = {c.id for c in older} & {c.id for c in newer}
+    return verdict_of(c for c in older if c.id in common).word != verdict_of(c for c in newer if c.id in common).word
+
+
+def _changes(columns: list[Column], verdicts: list[Verdict], evidence: list[list[CellResult]],
+             notes: list[str]) -> tuple[str, dict[int, int]]:
+    """("No up to 2.12.0, Yes from 2.13.0 [n]", {column index: note number}); oldest to newest.
+
+    Versions that did not measure the row are passed over; a change is between two measured neighbours.
+    """
+    measured = [i for i in reversed(range(len(columns))) if verdicts[i].word != NOT_MEASURED]
+    parts, marks = [], {}
+    for older, newer in zip(measured, measured[1:]):
+        if not verdict_changed(evidence[older], evidence[newer]):
             continue
-        if word != YES:
-            break
-        since = label
-    return since
+        note = (_side(columns[older], verdicts[older], evidence[older]) + "\\\n   "
+                + _side(columns[newer], verdicts[newer], evidence[newer]))
+        if note not in notes:  # the same evidence behind several rows shares one footnote
+            notes.append(note)
+        marks[newer] = notes.index(note) + 1
+        parts.append(f"{escape_cell(verdicts[older].word)} up to {escape_cell(columns[older].short)}, "
+                     f"{escape_cell(verdicts[newer].word)} from {escape_cell(columns[newer].short)} {mark(marks[newer])}")
+    return "; ".join(parts), marks
 
 
-def _stable_environment(results: ResultsFile) -> dict:
-    """The software and hardware a run measured; an absent key and a recorded null or "" are the same."""
-    return {k: v for k, v in results.environment.items() if k not in VOLATILE_ENVIRONMENT_KEYS and v not in (None, "")}
-
-
-def _columns(files: list[tuple[str, ResultsFile]]) -> list[tuple[str, dict[str, CellResult]]]:
-    """(label, cells) per column. Files of one environment with disjoint cells (shards, or runs of other
-    kernels) share a column; a second environment or a re-run of the same cells at the same versions gets
-    its own column, labelled by the environment keys that differ, else by its start time."""
-    files = sorted(files, key=lambda f: (version_key(f[1].environment.get("torch")),
-                                         version_key(f[1].environment.get("triton")), str(f[1].header.get("started")), f[0]))
-    runs: list[tuple[list[str], ResultsFile, dict[str, CellResult]]] = []
-    for name, results in files:
-        cells = final_cells(results)
-        run = next((r for r in runs if _stable_environment(r[1]) == _stable_environment(results)
-                    and not set(r[2]) & set(cells)), None)
-        if run is None:
-            runs.append(([name], results, dict(cells)))
-        else:
-            run[0].append(name)
-            run[2].update(cells)
-    columns: list[tuple[str, dict[str, CellResult]]] = []
-    for names, results, cells in runs:
-        base = version_label(results)
-        peers = [r for r in runs if version_label(r[1]) == base]
-        envs = [_stable_environment(r[1]) for r in peers]
-        differing = sorted(k for k in set().union(*envs) if len({repr(e.get(k)) for e in envs}) > 1)
-        env = _stable_environment(results)
-        label = base + "".join(f", {k}={env.get(k) or 'none'}" for k in differing)
-        if sum(_stable_environment(r[1]) == env for r in peers) > 1:  # a re-run of the same environment
-            label += f", run {results.header.get('started')}"
-        clash = next((c for c in columns if c[0] == label), None)
-        if clash is not None:
-            first = next(r[0][0] for r in runs if r[2] is clash[1])
-            raise HistoryError(f"{first} and {names[0]}: both are {base}; merge them")
-        columns.append((label, cells))
-    return columns
-
-
-def _tier_table(files: list[tuple[str, ResultsFile]]) -> str:
-    measured = _columns(files)
-    labels = [label for label, _ in measured]
-    cells: list[dict[str, CellResult]] = [column for _, column in measured]
-    columns = chart_columns({k: v for per_file in cells for k, v in per_file.items()})
+def _tier_table(files: list[tuple[str, ResultsFile]], notes: list[str]) -> str:
+    columns = version_columns(files)
+    all_cells = {k: v for column in columns for k, v in column.cells.items()}
     rows = []
     for capability in CAPABILITIES:
-        for column in columns:
-            verdicts = [verdict_of(cells_for(c, column.style, capability.pipelines)) for c in cells]
+        for chart_column in chart_columns(all_cells):
+            evidence = [cells_for(c.cells, chart_column.style, capability.pipelines) for c in columns]
+            verdicts = [verdict_of(cells) for cells in evidence]
             if not any(v.asked or v.not_asked for v in verdicts):
                 continue  # never measured in any version: a row of blanks says nothing
-            rows.append([escape_cell(capability.name, limit=200), escape_cell(column.style)]
-                        + [escape_cell(v.text()) for v in verdicts]
-                        + [escape_cell(holds_since(labels, [v.word for v in verdicts]))])
-    headers = ["Capability", "style"] + [escape_cell(label) for label in labels] + ["holds since"]
+            change, marks = _changes(columns, verdicts, evidence, notes)
+            texts = [escape_cell(v.text()) + (f" {mark(marks[i])}" if i in marks else "") for i, v in enumerate(verdicts)]
+            rows.append([escape_cell(capability.name, limit=200), escape_cell(chart_column.style), *texts, change])
+    headers = ["Capability", "style", *[escape_cell(c.label) for c in columns], "changed"]
     return markdown_table(headers, rows)
 
 
+def _section(tier: str, family: str) -> str:
+    title = TIER_TITLES.get(tier, f"{tier} tier")
+    return f"## {escape_cell(title + (f', {family}' if family else ''))}"
+
+
 def render_history(files: Sequence[tuple[str, ResultsFile]]) -> str:
-    """One table per tier, columns ordered by torch then triton version."""
+    """One table per tier and device family; columns newest first; changes footnoted with both sides' evidence."""
     if not files:
         raise HistoryError("no results files given")
-    tiers: dict[str, list[tuple[str, ResultsFile]]] = {}
+    groups: dict[tuple[str, str], list[tuple[str, ResultsFile]]] = {}
     for name, results in files:
-        tiers.setdefault(tier_of(results.environment), []).append((name, results))
-    out = ["# History across torch/triton versions"]
+        groups.setdefault((tier_of(results.environment), device_family(results.environment)), []).append((name, results))
     known = list(TIER_TITLES)
-    for tier in sorted(tiers, key=lambda t: (known.index(t) if t in known else len(known), t)):
-        out += [f"## {escape_cell(TIER_TITLES.get(tier, tier + ' tier'))}", _tier_table(tiers[tier])]
-    out.append(escape_cell(f'"holds since": the earliest version from which every later version is {YES}; '
-                           f"{NEVER} when the latest is not.", limit=300))
+    out = ["# History across torch/triton versions",
+           escape_cell("One column per torch/triton version (newest first); files of one version are merged. "
+                       '"changed" says where the verdict moved between two measured neighbours; its footnote '
+                       "gives each side's verdict and the causes of what did not pass.", limit=400)]
+    notes: list[str] = []
+    for tier, family in sorted(groups, key=lambda g: (known.index(g[0]) if g[0] in known else len(known), g)):
+        out += [_section(tier, family), _tier_table(groups[(tier, family)], notes)]
+    if notes:
+        out.append("\n".join(f"{number}. {text}" for number, text in enumerate(notes, start=1)))
     return "\n\n".join(out) + "\n"

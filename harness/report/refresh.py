@@ -2,9 +2,12 @@
 
 Those documents are each Markdown file of the checkout with the api-choice markers (the chart,
 rendered from the committed GPU results or --results) and reports/history.md (from every results
-file under tests/fixtures/ and reports/). "Of the checkout" means what git would commit: tracked
+file under reports/). "Of the checkout" means what git would commit: tracked
 files and new ones it does not ignore, so a local run's ignored reports/results-*.jsonl never
-leaks into a committed table. `nox -s docs` runs this; CI runs it with --check (exit 1: stale).
+leaks into a committed table. reports/matrix.html and reports/heatmap.png are the HTML page and
+PNG heatmap of the committed GPU results (the PNG is rewritten, not checked: its pixels depend on
+the matplotlib version).
+`nox -s docs` runs this; CI runs it with --check (exit 1: stale).
 """
 
 from __future__ import annotations
@@ -17,11 +20,14 @@ from pathlib import Path
 from harness.report.atomic import write_text_atomic
 from harness.report.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, has_marker_line, stale_diff, update_docs
 from harness.report.history import HistoryError, render_history
+from harness.report.html import render_html
 from harness.results import ResultsFileError, read_results
 
 REPO = Path(__file__).resolve().parents[2]
 HISTORY = Path("reports") / "history.md"
-RESULTS_FOLDERS = ("tests/fixtures", "reports")
+MATRIX_PAGE = Path("reports") / "matrix.html"  # the HTML page of the published results (harness.report.html)
+HEATMAP_PNG = Path("reports") / "heatmap.png"  # its PNG heatmap: rewritten, never --check'ed (pixels vary with matplotlib)
+RESULTS_FOLDERS = ("reports",)
 
 
 def checkout_files(repo: Path, suffix: str) -> list[Path]:
@@ -37,8 +43,9 @@ def checkout_files(repo: Path, suffix: str) -> list[Path]:
 
 
 def history_sources(repo: Path) -> list[Path]:
-    return [path for path in checkout_files(repo, ".jsonl")
-            if path.parts[:2] == ("tests", "fixtures") or path.parts[0] == "reports"]
+    """The results under reports/: the published GPU run and reports/history/ (one fixed selection per
+    version). Test fixtures measure other kernel sets; a column of theirs would compare unlike with like."""
+    return [path for path in checkout_files(repo, ".jsonl") if path.parts[0] == "reports"]
 
 
 def marked_docs(repo: Path) -> list[Path]:
@@ -71,6 +78,23 @@ def refresh_history(repo: Path, check: bool) -> tuple[bool, str]:
     return True, diff
 
 
+def refresh_page(repo: Path, results_path: Path, check: bool) -> tuple[bool, str]:
+    """(stale, diff summary) for reports/matrix.html; rewritten with reports/heatmap.png unless check."""
+    files = [(str(results_path), read_results(results_path))]
+    path = repo / MATRIX_PAGE
+    new = render_html(files)
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if not check:
+        from harness.report.heatmap_png import write_heatmap_png
+
+        write_heatmap_png(files, repo / HEATMAP_PNG)
+    if new == old:
+        return False, ""
+    if not check:
+        write_text_atomic(path, new)
+    return True, f"{MATRIX_PAGE} differs from what {results_path} renders to ({len(old)} -> {len(new)} characters)\n"
+
+
 def refresh(repo: Path, results_path: Path, check: bool) -> int:
     """Each document's state on stdout, diffs of stale ones with check; 1 when check found one stale."""
     results = read_results(results_path)
@@ -78,6 +102,7 @@ def refresh(repo: Path, results_path: Path, check: bool) -> int:
     for doc in marked_docs(repo):
         outcomes.append((doc, *update_docs(repo / doc, results, check=check)))
     outcomes.append((HISTORY, *refresh_history(repo, check)))
+    outcomes.append((MATRIX_PAGE, *refresh_page(repo, results_path, check)))
     for path, stale, diff in outcomes:
         if check and stale:
             sys.stdout.write(diff)

@@ -14,7 +14,7 @@ from harness.report.chart import render_chart, render_rules
 from harness.report.environment import CPU_TIER_NOTICE, environment_table, tier_of
 from harness.report.escape import escape_cell
 from harness.report.features import render_feature_table
-from harness.report.footnotes import Footnotes, describe, evidence_key, mark
+from harness.report.footnotes import CauseNotes, Footnotes, describe, evidence_key, mark
 from harness.report.tables import markdown_table
 from harness.results import CellResult, ResultsFile, unknown_names
 from harness.vocab import PIPELINES, STYLES
@@ -96,7 +96,7 @@ def render_report(results: ResultsFile) -> str:
     if flagged:
         out.append(flagged)
     out += ["## Which API should I use?", render_summary(cells)]
-    chart_notes = Footnotes()
+    chart_notes = CauseNotes()
     out.append(render_chart(results, chart_notes))
     if chart_notes.render():
         out.append(chart_notes.render())

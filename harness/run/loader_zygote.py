@@ -403,7 +403,9 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
     os.replace(temporary, directory / SOCKET)  # clients connect now; they are answered after the warm-up
     started = time.time()
     _warm(tier)
-    if not _fork_is_clean():
+    # Only the GPU tier needs CUDA in a forked child. On the CPU tier with a CUDA build of torch and no GPU
+    # (torch 2.12.0+cu130 here) the warm-up marks the fork bad, and refusing to fork stopped every run.
+    if tier == "gpu" and not _fork_is_clean():
         print("the warm-up started CUDA: a forked child could not use it; nothing is forked", flush=True)
         return
     _record_warmup(directory, started, time.time())

@@ -41,7 +41,7 @@ def actionlint(*files: Path, cwd: Path = REPO) -> subprocess.CompletedProcess:
 
 
 def test_the_workflows_exist() -> None:
-    assert {path.name for path in WORKFLOWS} == {"ci.yml", "nightly-gpu.yml", "kernel-library.yml"}
+    assert {path.name for path in WORKFLOWS} == {"ci.yml", "nightly-gpu.yml", "kernel-library.yml", "weekly-cpu-history.yml"}
 
 
 def test_workflows_pass_actionlint() -> None:
@@ -104,9 +104,11 @@ def expand(text: str, path_name: str) -> list[str]:
     source = (REPO / ".github" / "workflows" / path_name).read_text(encoding="utf-8")
     choices = []
     for name in names:
-        match = re.search(rf"^\s*{name}:\s*\[([^\]]*)\]", source, re.MULTILINE)
+        # `X: [a, b]`, or `X: ${{ fromJSON(inputs.Y || '["a", "b"]') }}` (a dispatch input with its default list)
+        match = re.search(rf"^\s*{name}:\s*(?:\[([^\]]*)\]|\$\{{\{{.*'\[([^\]]*)\]'.*\}}\}})", source, re.MULTILINE)
         assert match, f"{path_name}: no `{name}: [...]` matrix line for ${{{{ matrix.{name} }}}}"
-        choices.append([value.strip().strip("'\"") for value in match.group(1).split(",")])
+        listed = match.group(1) if match.group(1) is not None else match.group(2)
+        choices.append([value.strip().strip("'\"") for value in listed.split(",")])
     expanded = []
     for values in itertools.product(*choices):
         result = text

@@ -1,4 +1,4 @@
-"""`history`: capabilities across versions, ordered by version, with the first version that holds."""
+"""`history`: one column per version, newest first, and where a capability changed, with both sides' evidence."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from report_helpers import cell, check_golden, environment, results
 
 from harness.report.__main__ import main
-from harness.report.history import NEVER, holds_since, render_history, version_key
+from harness.report.history import render_history, version_key
 
 
 def test_versions_order_numerically_with_prereleases_first() -> None:
@@ -16,24 +16,31 @@ def test_versions_order_numerically_with_prereleases_first() -> None:
                                                  "2.11.0+cu130"]
 
 
-def test_holds_since_is_the_start_of_the_final_run_of_yes() -> None:
-    assert holds_since(["a", "b", "c", "d"], ["No", "Yes", "No", "Yes"]) == "d"
-    assert holds_since(["a", "b", "c"], ["Yes", "Yes", "Yes"]) == "a"
-    assert holds_since(["a", "b"], ["Yes", "skip"]) == NEVER
+def run_at(torch: str, outcome: str, tier: str = "gpu", kernel: str = "k"):
+    return (f"{torch}.jsonl", results([cell(kernel, "raw", "compile", outcome)], environment(torch=torch, tier=tier)))
 
 
-def run_at(torch: str, outcome: str, tier: str = "gpu"):
-    return (f"{torch}.jsonl", results([cell("k", "raw", "compile", outcome)], environment(torch=torch, tier=tier)))
+def row_of(text: str, capability: str, style: str) -> list[str]:
+    row = next(line for line in text.splitlines() if line.startswith(f"| {capability} ") and f"| {style} " in line)
+    return [part.strip() for part in row.strip("|").split("|")]
 
 
-def test_first_version_from_which_it_holds() -> None:
+def test_columns_are_newest_first_and_a_change_names_both_versions_with_a_footnote() -> None:
     text = render_history([run_at("2.10.0", "pass"), run_at("2.5.1", "fail"), run_at("2.6.0", "pass")])
-    row = next(line for line in text.splitlines() if line.startswith("| Supports torch.compile ") and "| raw" in line)
-    cells = [part.strip() for part in row.strip("|").split("|")]
-    assert cells == ["Supports torch.compile", "raw", "No (0/1)", "Yes (1/1)", "Yes (1/1)",
-                     "torch 2.6.0 / triton 3.5.0"]
+    assert row_of(text, "Supports torch.compile", "raw") == [
+        "Supports torch.compile", "raw", "Yes (1/1)", "Yes (1/1) \\[1\\]", "No (0/1)", "No up to 2.5.1, Yes from 2.6.0 \\[1\\]"]
     header = next(line for line in text.splitlines() if line.startswith("| Capability"))
-    assert header.index("torch 2.5.1") < header.index("torch 2.6.0") < header.index("torch 2.10.0")
+    assert header.index("torch 2.10.0") < header.index("torch 2.6.0") < header.index("torch 2.5.1")
+    note = text[text.index("\n1. "):]
+    assert "torch 2.5.1 / triton 3.5.0: No (0/1) — fail at run: RuntimeError:" in note
+    assert "torch 2.6.0 / triton 3.5.0: Yes (1/1)" in note
+
+
+def test_a_kernel_only_one_version_ran_is_never_a_change() -> None:
+    older = run_at("2.5.1", "pass")
+    newer = ("2.6.0.jsonl", results([cell("k", "raw", "compile"), cell("new", "raw", "compile", "fail")],
+                                    environment(torch="2.6.0")))
+    assert row_of(render_history([older, newer]), "Supports torch.compile", "raw")[-1] == ""
 
 
 def test_tiers_get_separate_tables(tmp_path: Path, make_results, capsys) -> None:
@@ -44,10 +51,11 @@ def test_tiers_get_separate_tables(tmp_path: Path, make_results, capsys) -> None
     assert text.index("## GPU tier") < text.index("## CPU interpreter tier")
 
 
-def test_two_files_for_one_version_are_refused(make_results, capsys) -> None:
-    paths = [make_results(name, [cell("k", "raw", "eager")]) for name in ("a.jsonl", "b.jsonl")]
-    assert main(["history", *map(str, paths)]) == 2
-    assert "both are torch 2.11.0+cu130 / triton 3.5.0; merge them" in capsys.readouterr().err
+def test_two_files_of_one_version_merge_into_one_column(make_results, capsys) -> None:
+    paths = [make_results("a.jsonl", [cell("a", "raw", "eager")]), make_results("b.jsonl", [cell("b", "raw", "eager")])]
+    assert main(["history", *map(str, paths)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("torch 2.11.0+cu130 / triton 3.5.0") == 1 and "Yes (2/2)" in out
 
 
 def test_history_golden() -> None:

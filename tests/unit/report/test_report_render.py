@@ -76,7 +76,8 @@ def test_every_non_clean_chart_cell_has_a_footnote_naming_its_evidence() -> None
     text = render_report(results(mixed_cells()))
     chart = text.split("## Which API should I use?")[1].split("### How to read")[0]
     assert "Rarely (1/2) \\[2\\]" in chart
-    assert "2. Supports torch.compile(fullgraph=True), raw: softmax/compile\\_fullgraph — fail at trace:" in chart
+    assert "2. fail at trace: torch.\\_dynamo.exc.Unsupported: call\\_function" in chart
+    assert "\\\n   1 cell: kernels softmax; pipelines compile\\_fullgraph; styles raw\n" in chart
     assert "call\\_function &#96;triton\\_kernel\\_wrapper&#96;" in chart and "second line" not in chart
 
 
@@ -142,3 +143,19 @@ def random_results(draw: st.DrawFn) -> ResultsFile:
 def test_any_results_render_to_well_formed_tables(run: ResultsFile) -> None:
     assert_tables_are_well_formed(render_report(run))
     assert_tables_are_well_formed(render_region(run))
+
+
+def test_chart_footnotes_group_cells_by_cause_with_numbers_names_and_paths_made_alike() -> None:
+    from harness.report.chart import render_chart
+    from harness.report.footnotes import CauseNotes
+
+    failing = [cell(kernel, style, "compile", "fail", stage="trace", error_type="RuntimeError",
+                    error=f"{kernel}_kernel at 0x7f{n}a0 wrote /tmp/tmp{n}xyz/out.py after {n} tries")
+               for n, (kernel, style) in enumerate([("add", "raw"), ("sin", "raw"), ("sin", "autograd_function")])]
+    notes = CauseNotes()
+    chart = render_chart(results(failing + [cell("add", "raw", "eager", "fail")]), notes)
+    rendered = notes.render().splitlines()
+    assert rendered[2] == "2. fail at trace: RuntimeError: &lt;kernel&gt; at &lt;address&gt; wrote &lt;tmp&gt; after N tries\\"
+    assert rendered[3] == "   3 cells: kernels add, sin; pipelines compile; styles raw, autograd\\_function"
+    assert len(rendered) == 4  # two causes, two lines each
+    assert "No (0/2) \\[2\\]" in chart

@@ -1,0 +1,40 @@
+"""The HTML page's data and its CLI, without a browser (tests/integration/test_html_page.py opens it in one)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from report_helpers import cell, environment, results
+
+from harness.cli import main
+from harness.report.html import page_data, render_html
+
+
+def test_a_message_cannot_close_the_data_script_or_inject_markup() -> None:
+    hostile = cell("add", "raw", "eager", "fail", stage="run", error_type="E", error="</script><img src=x onerror=alert(1)>")
+    page = render_html([("r.jsonl", results([hostile]))])
+    data = re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S).group(1)
+    assert "<" not in data and json.loads(data)["cells"][0]["message"].startswith("</script>")
+
+
+def test_versions_are_newest_first_and_two_of_them_give_a_history() -> None:
+    older = ("old.jsonl", results([cell("add", "raw", "eager", "fail")], environment(torch="2.12.0")))
+    newer = ("new.jsonl", results([cell("add", "raw", "eager")], environment(torch="2.13.0")))
+    data = page_data([older, newer])
+    assert data["versions"] == ["torch 2.13.0 / triton 3.5.0", "torch 2.12.0 / triton 3.5.0"]
+    inference = next(r for r in data["history"] if r["capability"] == "Supports inference" and r["style"] == "raw")
+    assert inference["words"] == ["Yes", "No"] and inference["changed_at"] == [0]
+    assert page_data([newer])["history"] == []
+
+
+def test_cli_writes_the_page_and_a_bad_file_is_one_line_and_exit_2(tmp_path: Path, make_results, capsys) -> None:
+    run = make_results("r.jsonl", [cell("add", "raw", "eager")])
+    assert main(["html", str(run), "-o", str(tmp_path / "p.html")]) == 0
+    assert (tmp_path / "p.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n", encoding="utf-8")
+    assert main(["html", str(bad), "-o", str(tmp_path / "q.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "bad.jsonl" in err and err.count("\n") == 1
