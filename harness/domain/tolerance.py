@@ -140,7 +140,8 @@ class Allowance:
                 f"{self.reference_error:.3g}{reduction})")
 
     def reduction_words(self) -> str:
-        return f"{REDUCTION_FACTOR:g} x sqrt({self.inputs_per_output:.0f} inputs per output) x eps x max|exact|"
+        """A reduction's allowance in words: K is how many inputs there are per output element."""
+        return f"{REDUCTION_FACTOR:g} x sqrt(K={self.inputs_per_output:.0f}) x eps x max|exact|"
 
     def at(self, flat_index: int, expected_abs: float) -> str:
         """`allowed X = why` at one element, for the mismatch message."""
