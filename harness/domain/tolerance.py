@@ -136,8 +136,11 @@ class Allowance:
         if not self.exact:
             return f"{self.floor_words()} against the {dtype_name(self.dtype)} reference (no float64 answer)"
         reduction = (f", {self.reduction_words()} = {self.reduction:.3g}" if self.reduction else "")
+        same = ("; the float64 run equals the dtype run at every element (exact in this dtype, or the reference "
+                "computes in its own dtype whatever it is given)"
+                if self.reference_error == 0 and self.dtype != torch.float64 and self.allowed.numel() > 1 else "")
         return (f"fp64 answer; max({self.floor_words()}, {FACTOR:g} x {dtype_name(self.dtype)} reference error "
-                f"{self.reference_error:.3g}{reduction})")
+                f"{self.reference_error:.3g}{reduction}){same}")
 
     def reduction_words(self) -> str:
         """A reduction's allowance in words: K is how many inputs there are per output element."""
