@@ -15,6 +15,7 @@ element shifted) stays `wrong`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -180,3 +181,23 @@ def allowance(reference: torch.Tensor, exact: torch.Tensor | None, label: str,
     return Allowance(allowed=allowed, reference_error=reference_error, reduction=reduction,
                      inputs_per_output=inputs_per_output, rtol=rtol, atol=atol, override=override,
                      dtype=reference.dtype, exact=exact is not None)
+
+
+LOWER_FLOATS = frozenset({torch.float32, torch.float16, torch.bfloat16})
+
+
+class _KeepFloat64(torch.utils._python_dispatch.TorchDispatchMode):
+    """Every operation asked for a lower floating dtype (`x.float()`, `.to(torch.bfloat16)`, `torch.zeros(...,
+    dtype=torch.float32)`) gets float64 instead, so a reference that upcasts to fp32 on purpose, as norms' references
+    do, still gives a float64 answer."""
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = dict(kwargs or {})
+        if kwargs.get("dtype") in LOWER_FLOATS:
+            kwargs["dtype"] = torch.float64
+        return func(*args, **kwargs)
+
+
+def float64_everywhere() -> Any:
+    """A context in which the reference's own casts to a lower floating dtype stay in float64."""
+    return _KeepFloat64()

@@ -142,3 +142,21 @@ def test_the_reduction_term_still_catches_a_row_left_out_of_389():
     with pytest.raises(MismatchError, match=r"= 2 x sqrt\(K=389\) x eps x max\|exact\|"):
         assert_close(row_by_row(x[:-1] * g[:-1], 64), (x * g).sum(0), (x.double() * g.double()).sum(0),
                      what="gradients[1]", inputs_numel=x.numel())
+
+
+def test_a_reference_that_upcasts_to_fp32_on_purpose_still_gives_a_float64_answer():
+    """Norm references compute in fp32 (`x.float()`); their float64 run must not fall back to fp32 silently,
+    or PyTorch's own fp32 error reads as 0 and a compiled reduction's rounding reads as a bug."""
+    from harness.domain.tolerance import float64_everywhere
+
+    def reference(x):
+        wide = x.float()
+        return (wide * torch.rsqrt(wide.pow(2).mean(dim=-1, keepdim=True) + 1e-6)).to(x.dtype)
+
+    x = torch.randn(64, 100, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    plain = reference(x)
+    with float64_everywhere():
+        kept = reference(x)
+    assert plain.dtype == kept.dtype == torch.float64
+    exact = x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + 1e-6)
+    assert torch.equal(kept, exact) and not torch.equal(plain, exact)

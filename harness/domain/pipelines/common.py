@@ -14,6 +14,7 @@ import torch
 from harness.domain.checking import assert_close
 from harness.domain.spec import KernelSpec
 from harness.domain.styles import BuiltOp, SkipCell
+from harness.domain.tolerance import float64_everywhere
 
 __all__ = ["CellContext", "StageFailure", "SkipCell", "staged", "check_call", "clone_args"]
 
@@ -156,8 +157,9 @@ def expected_result(context: CellContext, args: tuple[Any, ...]) -> Expected:
     expected = Expected(output, mutations, inputs_numel=largest_input(args))
     wide_device = exact_device(args)
     try:
-        expected.exact_output, expected.exact_mutations = _reference_run(
-            context, tuple(widen(a, wide_device) for a in args))
+        with float64_everywhere():
+            expected.exact_output, expected.exact_mutations = _reference_run(
+                context, tuple(widen(a, wide_device) for a in args))
     except Exception as exc:  # a reference that only runs in its own dtype: judged against that dtype's run
         expected.exact_failure = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return expected

@@ -20,6 +20,7 @@ from harness.domain.pipelines.common import (
     staged,
     widen,
 )
+from harness.domain.tolerance import float64_everywhere
 
 
 def run_eager(context: CellContext) -> dict[str, Any]:
@@ -79,8 +80,9 @@ def check_backward(context: CellContext, call: Callable[..., Any], run_stage: st
     exact_output = exact_grads = None
     try:
         wide_device = exact_device(args)
-        exact_output, _, exact_grads = _reference_grads(
-            context, tuple(widen(a, wide_device) for a in args), [widen(g, wide_device) for g in grad_outputs])
+        with float64_everywhere():
+            exact_output, _, exact_grads = _reference_grads(
+                context, tuple(widen(a, wide_device) for a in args), [widen(g, wide_device) for g in grad_outputs])
     except Exception as exc:  # a reference that only runs in its own dtype: judged against that dtype's run
         context.judged["float64 reference"] = f"failed, {type(exc).__name__}: {str(exc)[:200]}"
 
