@@ -85,12 +85,14 @@ def assert_matches(actual: Any, expected: Any, what: str = "output") -> None:
 
 
 def assert_close(actual: Any, reference: Any, exact: Any | None, what: str = "output",
-                 overrides: tuple[ToleranceOverride, ...] = (), judged: dict[str, str] | None = None) -> None:
+                 overrides: tuple[ToleranceOverride, ...] = (), judged: dict[str, str] | None = None,
+                 inputs_numel: int = 0) -> None:
     """The tolerance model (harness.domain.tolerance, docs/tolerance.md): every floating leaf is held to `exact`
     (the reference run in float64) within the larger of the dtype's default and FACTOR x the `reference`'s own
     error; `reference` (the run in the result's dtype) fixes dtype and shape. An element equal to the reference's
     is never wrong. Without `exact` (the float64 run failed) a leaf is held to `reference` with the default alone.
-    `judged` (a cell's detail) receives each leaf's rule."""
+    `judged` (a cell's detail) receives each leaf's rule. `inputs_numel` (the largest floating input's numel)
+    over a leaf's numel is how many inputs may feed each of its elements: the length of a reduction."""
     exact_tree = exact if exact is not None else reference
     for label, got, want, best in _leaves(what, actual, reference, exact_tree):
         if not (isinstance(want, torch.Tensor) and want.is_floating_point()):
@@ -101,7 +103,7 @@ def assert_close(actual: Any, reference: Any, exact: Any | None, what: str = "ou
         if best_plain is not None and tuple(best_plain.shape) != tuple(want.shape):
             best_plain = None  # the float64 run answered in another shape: no exact answer for this leaf
         want_plain = _plain(want)
-        rule = allowance(want_plain, best_plain, label, overrides)
+        rule = allowance(want_plain, best_plain, label, overrides, inputs_per_output=inputs_numel / max(want.numel(), 1))
         if judged is not None:
             judged[label] = rule.rule()
         got_f, want_f = _plain(got).double(), want_plain.double()

@@ -9,12 +9,14 @@ from typing import Any
 MAX_LINE = 500
 
 
-# Wrappers whose own message is a repr or a preamble: the evidence is the exception inside.
-WRAPPERS = {"BackendCompilerFailed": "inner_exception", "InterpreterError": "__cause__"}
+# Wrappers whose own message is a repr or a preamble: the evidence is the exception inside. InductorError
+# (torch 2.6+, what a failing Inductor compile raises) subclasses BackendCompilerFailed but is named apart.
+WRAPPERS = {"BackendCompilerFailed": "inner_exception", "InductorError": "inner_exception",
+            "InterpreterError": "__cause__"}
 
 
 def unwrap(error: BaseException) -> BaseException:
-    """Look through Inductor's BackendCompilerFailed and the Triton interpreter's InterpreterError."""
+    """Look through Inductor's BackendCompilerFailed/InductorError and the Triton interpreter's InterpreterError."""
     for _ in range(4):
         attribute = WRAPPERS.get(type(error).__name__)
         inner = getattr(error, attribute, None) if attribute else None
@@ -45,11 +47,33 @@ def first_line(error: BaseException) -> str:
 MAX_TRACEBACK = 20_000
 
 
+def hidden_contexts(error: BaseException) -> list[BaseException]:
+    """Exceptions torch raised over `from None`, which Python's traceback leaves out: Dynamo raises its
+    TorchRuntimeError `from None` over the graph break whose cause (the user's failing line) is the evidence.
+    Only torch's own exceptions are followed; elsewhere a hidden context may be unrelated."""
+    hidden: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and len(hidden) < 4:
+        if current.__cause__ is not None:
+            current = current.__cause__
+        elif (current.__suppress_context__ and current.__context__ is not None
+              and type(current).__module__.startswith("torch.")):
+            current = current.__context__
+            hidden.append(current)
+        else:
+            current = None
+    return hidden
+
+
 def full_traceback(error: BaseException) -> str:
-    """The whole traceback, chained causes included, as Python prints it; a very long one keeps both ends."""
+    """The whole traceback, chained causes included, as Python prints it, then any context torch hid with
+    `from None` (hidden_contexts); a very long one keeps both ends."""
     import traceback
 
     text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    for hidden in hidden_contexts(error):
+        text += ("\nThe exception above was raised `from None` over this one (shown by the harness):\n\n"
+                 + "".join(traceback.format_exception(type(hidden), hidden, hidden.__traceback__)))
     if len(text) <= MAX_TRACEBACK:
         return text
     half = MAX_TRACEBACK // 2
@@ -63,6 +87,7 @@ BOILERPLATE = re.compile(
     r"To execute this test, run|Traceback \(most recent call last\))"
 )
 GRAPH_BREAK_ID = re.compile(r"/gb/(gb\d{4})\.html", re.IGNORECASE)
+TRITON_POSITION = re.compile(r"^at (\d+:\d+):$")
 
 
 def innermost(error: BaseException) -> BaseException:
@@ -95,7 +120,11 @@ def most_specific_line(error: BaseException) -> str:
     if not useful:
         return first_line(error)
     line = useful[0]
-    if line.endswith(":") and len(useful) > 1:
+    triton_position = TRITON_POSITION.match(line)
+    if triton_position and len(useful) > 2 and useful[-1] != "^":  # Triton's CompilationError: "at 12:4:", the
+        # source, a caret under the failing expression, then the message
+        line = f"{useful[-1]} (at {triton_position.group(1)})"
+    elif line.endswith(":") and len(useful) > 1:
         line = f"{line} {useful[1]}"
     explanation = _explanation(useful)
     if explanation:

@@ -40,7 +40,7 @@ def test_a_weight_gradient_missing_one_row_of_389_is_wrong(cells):  # (b)
     cell = cells["scale_rows_missing_row/custom_op/eager_backward"]
     assert cell.outcome == "wrong", cell
     assert cell.error.startswith("gradients[1]: ") and "differ beyond the allowance" in cell.error
-    assert "x fp32 reference error" in cell.error or "fp32 default" in cell.error
+    assert any(rule in cell.error for rule in ("x fp32 reference error", "fp32 default", "x sqrt(K="))
 
 
 def test_an_element_left_out_is_wrong(cells):  # (d)

@@ -77,3 +77,48 @@ def test_compile_graph_breaks_are_counted_with_their_reasons():
                    "`UntypedStorage`", "count": 2},
         {"reason": "Graph break in user code: x", "count": 1},
     ]
+
+
+def test_an_inductor_error_gives_way_to_the_error_inside():
+    from torch._inductor.exc import InductorError
+
+    from harness.domain.evidence import error_type
+
+    error = InductorError(RuntimeError("Cannot access data pointer of Tensor (e.g. FakeTensor)"), None)
+    assert error_type(error) == "InductorError(RuntimeError)"
+    assert most_specific_line(error) == "Cannot access data pointer of Tensor (e.g. FakeTensor)"
+
+
+def test_a_triton_compilation_error_gives_its_message_and_position():
+    message = ("at 12:4:\n    x = tl.load(x_ptr + offsets)\n    y = x[0]\n    ^\n"
+               "ValueError('unsupported tensor index: constexpr[0]')")
+    assert most_specific_line(RuntimeError(message)) == "ValueError('unsupported tensor index: constexpr[0]') (at 12:4)"
+
+
+def test_the_full_traceback_shows_what_dynamo_hid_with_from_none():
+    """Dynamo raises TorchRuntimeError `from None` over the graph break that holds the user's failing line."""
+    def user_launch():
+        raise RuntimeError("Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor)")
+
+    try:
+        try:
+            try:
+                user_launch()
+            except RuntimeError as cause:
+                raise dynamo_exc.Unsupported("RuntimeError when making fake tensor call", "fake call") from cause
+        except dynamo_exc.Unsupported:
+            raise dynamo_exc.TorchRuntimeError("RuntimeError when making fake tensor call") from None
+    except dynamo_exc.TorchRuntimeError as error:
+        text = full_traceback(error)
+    assert "raised `from None` over this one" in text
+    assert "in user_launch" in text and "RuntimeError: Cannot access data pointer" in text
+
+
+def test_a_hidden_context_outside_torch_stays_hidden():
+    try:
+        try:
+            raise KeyError("an unrelated lookup")
+        except KeyError:
+            raise ValueError("the grid must be a tuple of ints") from None
+    except ValueError as error:
+        assert "unrelated lookup" not in full_traceback(error)

@@ -115,6 +115,35 @@ def test_a_spec_refuses_a_tolerance_that_is_not_overrides():
                    reference=lambda x: x, make_inputs=lambda s, d, g: (torch.ones(s),), tolerance=({"atol": 1},))
 
 
+def row_by_row(terms: torch.Tensor, rows_per_program: int) -> torch.Tensor:
+    """Each program adds its rows one after another in fp32 (a loop, not a tree), then torch sums the programs."""
+    rows, columns = terms.shape
+    padded = torch.cat([terms, terms.new_zeros(-rows % rows_per_program, columns)])
+    steps = padded.view(-1, rows_per_program, columns)
+    partial = torch.zeros(steps.shape[0], columns)
+    for step in range(rows_per_program):
+        partial = partial + steps[:, step]
+    return partial.sum(0)
+
+
+def test_a_row_by_row_sum_errs_beyond_factor_x_pytorch_and_the_reduction_term_passes_it():
+    """One loop over all 8,192 rows, as Inductor's CPU reduction does: 18x PyTorch's cascaded sum's error."""
+    x, g = reduction_case(8192, seed=0)
+    reference, exact = (x * g).sum(0), (x.double() * g.double()).sum(0)
+    got = row_by_row(x * g, rows_per_program=8192)
+    assert (got.double() - exact).abs().max() > FACTOR * (reference.double() - exact).abs().max()
+    with pytest.raises(MismatchError, match=r"differ beyond the allowance"):
+        assert_close(got, reference, exact, what="gradients[1]")  # not told it is a reduction
+    assert_close(got, reference, exact, what="gradients[1]", inputs_numel=x.numel())
+
+
+def test_the_reduction_term_still_catches_a_row_left_out_of_389():
+    x, g = reduction_case(389, seed=0)
+    with pytest.raises(MismatchError, match=r"= 2 x sqrt\(K=389\) x eps x max\|exact\|"):
+        assert_close(row_by_row(x[:-1] * g[:-1], 64), (x * g).sum(0), (x.double() * g.double()).sum(0),
+                     what="gradients[1]", inputs_numel=x.numel())
+
+
 def test_a_reference_that_upcasts_to_fp32_on_purpose_still_gives_a_float64_answer():
     """Norm references compute in fp32 (`x.float()`); their float64 run must not fall back to fp32 silently,
     or PyTorch's own fp32 error reads as 0 and a compiled reduction's rounding reads as a bug."""

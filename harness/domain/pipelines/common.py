@@ -46,9 +46,12 @@ class CellContext:
     fresh_python: Callable[[str, list[str], Path, float], Any] | None = None
     judged: dict[str, str] = field(default_factory=dict)  # checked value -> the tolerance rule that judged it
 
-    def assert_close(self, actual: Any, expected: Any, exact: Any | None, what: str = "output") -> None:
-        """The one value check of every pipeline (harness.domain.tolerance), with the spec's overrides."""
-        assert_close(actual, expected, exact, what=what, overrides=self.spec.tolerance, judged=self.judged)
+    def assert_close(self, actual: Any, expected: Any, exact: Any | None, what: str = "output",
+                     inputs_numel: int = 0) -> None:
+        """The one value check of every pipeline (harness.domain.tolerance), with the spec's overrides;
+        `inputs_numel` (the largest floating input's numel) sizes a reduction's allowance."""
+        assert_close(actual, expected, exact, what=what, overrides=self.spec.tolerance, judged=self.judged,
+                     inputs_numel=inputs_numel)
 
     def inputs(self, size: int | None = None, device: torch.device | None = None) -> tuple[Any, ...]:
         """Fresh inputs; the same seed gives the same values for every style, so styles face one question."""
@@ -119,6 +122,12 @@ class Expected:
     exact_output: Any | None = None
     exact_mutations: tuple[Any, ...] | None = None
     exact_failure: str | None = None  # why there is no float64 answer
+    inputs_numel: int = 0  # the largest floating input's numel: how many inputs may feed one output
+
+
+def largest_input(args: Any) -> int:
+    """The numel of the largest floating tensor among `args` (0 when none)."""
+    return max((a.numel() for a in args if isinstance(a, torch.Tensor) and a.is_floating_point()), default=0)
 
 
 def widen(value: Any, device: torch.device | None = None) -> Any:
@@ -145,7 +154,7 @@ def expected_result(context: CellContext, args: tuple[Any, ...]) -> Expected:
     """The reference's output and the state of the arguments it mutates, computed on copies, in the
     inputs' dtype and again in float64 (the exact answer of the tolerance model)."""
     output, mutations = _reference_run(context, args)
-    expected = Expected(output, mutations)
+    expected = Expected(output, mutations, inputs_numel=largest_input(args))
     wide_device = exact_device(args)
     try:
         with float64_everywhere():
@@ -169,7 +178,7 @@ def check_call(context: CellContext, call: Callable[..., Any], args: tuple[Any, 
 def check_result(context: CellContext, output: Any, args: tuple[Any, ...], expected: Expected) -> None:
     with staged("check", context):
         if context.spec.num_outputs > 0:
-            context.assert_close(output, expected.output, expected.exact_output)
+            context.assert_close(output, expected.output, expected.exact_output, inputs_numel=expected.inputs_numel)
         if context.spec.mutates_args:
             context.assert_close(mutated_args(context, args), expected.mutations, expected.exact_mutations,
-                                 what="mutated arguments")
+                                 what="mutated arguments", inputs_numel=expected.inputs_numel)

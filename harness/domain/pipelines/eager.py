@@ -15,6 +15,7 @@ from harness.domain.pipelines.common import (
     clone_args,
     exact_device,
     expected_result,
+    largest_input,
     mutated_args,
     staged,
     widen,
@@ -89,15 +90,16 @@ def check_backward(context: CellContext, call: Callable[..., Any], run_stage: st
     with staged(run_stage, context):
         output = call(*test_args)
         context.synchronize()
+    inputs_numel = largest_input((*args, *grad_outputs))
     with staged("check", context):
-        context.assert_close(output, _detached(reference_output), _detached(exact_output))
+        context.assert_close(output, _detached(reference_output), _detached(exact_output), inputs_numel=inputs_numel)
     with staged("run", context):
         outputs = list(output) if isinstance(output, (tuple, list)) else [output]
         grads = torch.autograd.grad(outputs, _differentiable(context, test_args), grad_outputs)
         context.synchronize()
     with staged("check", context):
         context.assert_close(list(grads), list(reference_grads), None if exact_grads is None else list(exact_grads),
-                             what="gradients")
+                             what="gradients", inputs_numel=inputs_numel)
     return {}
 
 
@@ -122,10 +124,11 @@ def run_eager_inputs(context: CellContext) -> dict[str, Any]:
             return  # refused a strided view it does not claim to accept: a clear refusal is allowed
         with staged("check", context):
             if spec.num_outputs > 0:
-                context.assert_close(output, expected.output, expected.exact_output)
+                context.assert_close(output, expected.output, expected.exact_output,
+                                     inputs_numel=expected.inputs_numel)
             if spec.mutates_args:
                 context.assert_close(mutated_args(context, args), expected.mutations, expected.exact_mutations,
-                                     what="mutated arguments")
+                                     what="mutated arguments", inputs_numel=expected.inputs_numel)
 
     try:
         return explore(spec, context.tier, check_case)

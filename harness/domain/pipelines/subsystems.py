@@ -91,7 +91,8 @@ def run_tensor_subclass(context: CellContext) -> dict[str, Any]:
                 raise TypeError(f"the op returned {type(item).__name__}, not the subclass it was given")
         for part, values, answer in (("a", [o.a for o in outputs], expected[0]), ("b", [o.b for o in outputs], expected[1])):
             exact = None if answer.exact_output is None else _leaves(answer.exact_output)
-            context.assert_close(values, _leaves(answer.output), exact, what=f"subclass part {part}")
+            context.assert_close(values, _leaves(answer.output), exact, what=f"subclass part {part}",
+                                 inputs_numel=answer.inputs_numel)
     return {}
 
 
@@ -122,7 +123,7 @@ def run_vmap(context: CellContext) -> dict[str, Any]:
         output = torch.vmap(context.built.call, in_dims=in_dims)(*stacked)
         context.synchronize()
     with staged("check", context):
-        context.assert_close(output, expected_stacked, exact_stacked)
+        context.assert_close(output, expected_stacked, exact_stacked, inputs_numel=len(answers) * answers[0].inputs_numel)
     return {"batch": 3}
 
 
