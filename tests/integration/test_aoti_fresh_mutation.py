@@ -14,5 +14,6 @@ pytestmark = pytest.mark.slow
 
 
 def test_an_in_place_native_control_passes_in_a_fresh_process():
-    result = run_isolated(CellRequest("add_inplace", "native", "aoti_fresh_process", tier=resolve_tier("auto")), 600)
+    result = run_isolated(CellRequest("add_inplace", "native", "aoti_fresh_process", tier=resolve_tier("auto")), 600,
+                          mode="process")
     assert result.outcome == "pass", result
