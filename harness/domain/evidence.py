@@ -4,6 +4,8 @@ cause (a Dynamo graph break's reason and registry id) and its full traceback (do
 from __future__ import annotations
 
 import re
+import traceback
+from pathlib import Path
 from typing import Any
 
 MAX_LINE = 500
@@ -111,6 +113,16 @@ def _explanation(lines: list[str]) -> str | None:
     return None
 
 
+def failing_source(error: BaseException) -> str:
+    """For an error without a message (a bare `assert` in torch): the source line that raised it and where."""
+    frames = traceback.extract_tb(error.__traceback__) if error.__traceback__ else []
+    if not frames:
+        return ""
+    frame = frames[-1]
+    where = "/".join(Path(frame.filename).parts[-3:])
+    return f"{(frame.line or '').strip()} ({where}:{frame.lineno})"[:MAX_LINE]
+
+
 def most_specific_line(error: BaseException) -> str:
     """The line that names the user-visible problem: the innermost cause's message, without framing lines;
     for a Dynamo graph break, `[GB id] type: explanation`."""
@@ -118,7 +130,7 @@ def most_specific_line(error: BaseException) -> str:
     lines = [line.strip() for line in str(inner).splitlines() if line.strip()]
     useful = [line for line in lines if not BOILERPLATE.match(line)]
     if not useful:
-        return first_line(error)
+        return first_line(error) or failing_source(inner)
     line = useful[0]
     triton_position = TRITON_POSITION.match(line)
     if triton_position and len(useful) > 2 and useful[-1] != "^":  # Triton's CompilationError: "at 12:4:", the

@@ -122,3 +122,18 @@ def test_a_hidden_context_outside_torch_stays_hidden():
             raise ValueError("the grid must be a tuple of ints") from None
     except ValueError as error:
         assert "unrelated lookup" not in full_traceback(error)
+
+
+def test_an_error_without_a_message_is_named_by_the_line_that_raised_it():
+    """A bare `assert` inside torch (cudagraph_trees on the H100 raised one for a data-dependent output) has no
+    message: the error line is the failing source line and where it is, never empty."""
+    from harness.domain.evidence import most_specific_line
+
+    def check(value):
+        assert isinstance(value, int)
+
+    try:
+        check("not an int")
+    except AssertionError as error:
+        line = most_specific_line(error)
+    assert line.startswith("assert isinstance(value, int) (") and "test_evidence.py:" in line
