@@ -104,7 +104,7 @@ def baseline(args: argparse.Namespace) -> int:
 
 
 def merge(args: argparse.Namespace) -> int:
-    print(merge_files(args.shards, args.output))
+    print(merge_files(args.shards, args.output, without_tracebacks=args.without_tracebacks))
     return 0
 
 
@@ -151,6 +151,8 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     parser = add("merge", merge, "Join the shards of one run into one results file.")
     parser.add_argument("shards", nargs="+")
     parser.add_argument("-o", "--output", required=True)
+    parser.add_argument("--without-tracebacks", action="store_true",
+                        help="drop each cell's full traceback (to publish a run in the repository)")
 
     parser = add("history", history, "Tabulate capabilities across torch/triton versions.")
     parser.add_argument("results", nargs="+")

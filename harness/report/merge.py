@@ -80,11 +80,19 @@ def results_text(results: ResultsFile) -> str:
     return "".join(json.dumps(record, sort_keys=True) + "\n" for record in records)
 
 
-def merge_files(inputs: Sequence[str | Path], output: str | Path) -> Path:
-    """Read, merge and write atomically; the output may never be one of the inputs."""
+def merge_files(inputs: Sequence[str | Path], output: str | Path, without_tracebacks: bool = False) -> Path:
+    """Read, merge and write atomically; the output may never be one of the inputs.
+
+    `without_tracebacks` drops each cell's full traceback and keeps everything else (outcome, stage, error
+    type and line, detail): how a run is published in the repository, where the tracebacks of a whole GPU run
+    would weigh megabytes; the run's own file (a CI artifact) keeps them."""
     output = Path(output)
     for source in inputs:
         if output.resolve() == Path(source).resolve():
             raise MergeError(f"{output}: the output would overwrite an input shard")
     shards = [(str(source), read_results(source)) for source in inputs]
-    return write_text_atomic(output, results_text(merge_results(shards)))
+    merged = merge_results(shards)
+    if without_tracebacks:
+        for cell in merged.cells:
+            cell.traceback = None
+    return write_text_atomic(output, results_text(merged))
