@@ -249,7 +249,7 @@ LIGER_KERNEL = "liger-kernel==0.8.5"
 def tests(session: nox.Session) -> None:
     """The harness's own tests (lint, actionlint on the workflows, fault injection, a CPU-tier matrix run)."""
     prepare(session, "default")
-    install(session, *LINT_TOOLS, *WORKFLOW_TOOLS)
+    install(session, *LINT_TOOLS, *WORKFLOW_TOOLS, "matplotlib")  # the PNG reports (heatmap, performance)
     if not passthrough(session):  # the README's library example (tests/repo/test_readme_example.py); torch is pinned above
         session.install("--no-deps", LIGER_KERNEL)
     run_lint(session)

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from harness.domain import checking, interpreter
+from harness.domain import checking, interpreter, tolerance
 from harness.domain.repro_source import kernel_spec_stand_in, standalone_module_source
 from harness.domain.spec import KernelSpec, launched_count, no_launch_wrap
 from harness.vocab import cell_id
@@ -376,8 +376,10 @@ def _call_module_source(spec: KernelSpec) -> str:
 
 
 def _checking_source() -> str:
-    source = inspect.getsource(checking)
-    return "\n".join(line for line in source.splitlines() if line.strip() != "from __future__ import annotations")
+    """The tolerance model and the checker, as the harness has them, less their imports of each other."""
+    source = inspect.getsource(tolerance) + "\n\n" + inspect.getsource(checking)
+    return "\n".join(line for line in source.splitlines()
+                     if line.strip() != "from __future__ import annotations" and not line.startswith("from harness."))
 
 
 def _interpreter_setup() -> str:

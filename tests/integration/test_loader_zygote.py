@@ -4,7 +4,7 @@ What must hold for it to replace a new Python per load: every request gets its o
 answer with its exit status (a signal as a negative code, a hang killed at its limit), the loader
 never sees a kernel module even when the caller imported them all, one zygote serves many callers at
 once, and it leaves when the run that owns it is gone. The matrix-level check (the same outcomes as
-`--fresh-loader spawn`) is the last test.
+a new Python per load) is the last test.
 """
 
 import concurrent.futures
@@ -118,23 +118,31 @@ def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behin
     # a zygote inherited from an enclosing run (here a dead one) is used by neither loader
     stale = {loader_zygote.LOADER_DIR_VARIABLE: str(own_tmp / "gone"), loader_zygote.LOADER_OWNER_VARIABLE: "1"}
     caches = {"TORCHINDUCTOR_CACHE_DIR": str(own_tmp / "inductor"), "TRITON_CACHE_DIR": str(own_tmp / "triton")}
+    environment = {**os.environ, "TMPDIR": str(own_tmp), **stale, **caches}
     try:
-        for loader in ("zygote", "spawn"):
-            results = tmp_path / f"{loader}.jsonl"
-            completed = subprocess.run(
-                [sys.executable, "-m", "harness", "run", "-k", "add", "-s", "native",
-                 "-p", "aoti_fresh_process", "-n", "2", "--fresh-loader", loader, "-o", str(results)],
-                cwd=REPO, capture_output=True, text=True, timeout=900,
-                env={**os.environ, "TMPDIR": str(own_tmp), **stale, **caches})
-            assert completed.returncode in (0, 1), completed.stderr[-2000:]
-            header = json.loads(results.read_text().splitlines()[0])
-            assert header["fresh_loader"] == loader
-            cells = cells_of(results)
-            assert len(cells) == 1
-            outcomes[loader] = {cell: (r["outcome"], r["stage"], r["error_type"]) for cell, r in cells.items()}
-            passing = [r for r in cells.values() if r["outcome"] == "pass"]
-            assert passing and all(r["detail"]["loader"] == loader for r in passing)
-            assert all(r["detail"]["loader_modules_with_kernels"] == [] for r in passing)
+        results = tmp_path / "zygote.jsonl"  # a run: its loaders are forked from the run's zygote
+        completed = subprocess.run(
+            [sys.executable, "-m", "harness", "run", "-k", "add", "-s", "native",
+             "-p", "aoti_fresh_process", "-n", "2", "-o", str(results)],
+            cwd=REPO, capture_output=True, text=True, timeout=900, env=environment)
+        assert completed.returncode in (0, 1), completed.stderr[-2000:]
+        cells = cells_of(results)
+        assert len(cells) == 1
+        outcomes["zygote"] = {cell: (r["outcome"], r["stage"], r["error_type"]) for cell, r in cells.items()}
+        passing = [r for r in cells.values() if r["outcome"] == "pass"]
+        assert passing and all(r["detail"]["loader"] == "zygote" for r in passing)
+        assert all(r["detail"]["loader_modules_with_kernels"] == [] for r in passing)
+        # the same cell outside any run (a new Python per load, as a stale zygote is not the run's)
+        script = ("import json, sys; from harness.run.environment import enter_tier; enter_tier(sys.argv[1]); "
+                  "from harness.run.cell import CellRequest, run_inline; "
+                  "r = run_inline(CellRequest('add', 'native', 'aoti_fresh_process', sys.argv[1])); "
+                  "print(json.dumps([r.id, r.outcome, r.stage, r.error_type, r.detail.get('loader')]))")
+        alone = {key: value for key, value in environment.items() if key not in stale}  # no run, no zygote
+        inline = subprocess.run([sys.executable, "-c", script, TIER], cwd=REPO, capture_output=True, text=True,
+                                timeout=900, env=alone)
+        cell, outcome, stage, error_type, loader = json.loads(inline.stdout.strip().splitlines()[-1])
+        outcomes["spawn"] = {cell: (outcome, stage, error_type)}
+        assert loader == "spawn" or outcome != "pass"
         assert outcomes["zygote"] == outcomes["spawn"]
         assert_no_zygote_left(own_tmp)
     finally:

@@ -13,7 +13,7 @@ from harness.results import CellResult, read_results
 from harness.run.repeat import RepeatError, combine_runs, parse_repeat
 
 REPO = Path(__file__).resolve().parents[2]
-FLAKY_KERNELS = REPO / "tests" / "faults" / "flaky_kernels.py"
+FLAKY_KERNELS = REPO / "tests" / "integration" / "faults" / "flaky_kernels.py"
 
 
 def run(outcome: str, duration: float = 1.0, error: str | None = None) -> CellResult:

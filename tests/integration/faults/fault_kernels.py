@@ -76,7 +76,13 @@ def _corrupt_then_raise(x) -> None:
     """Leave the process poisoned four ways, then fail: a later cell in this process would see all of it."""
     import harness.domain.checking
 
-    harness.domain.checking.TOLERANCES[torch.float32] = (-1.0, -1.0)  # a monkey-patched module: no fp32 floor
+    original = harness.domain.checking.allowance
+
+    def nothing_allowed(*args, **kwargs):
+        rule = original(*args, **kwargs)
+        return dataclasses.replace(rule, allowed=torch.full_like(rule.allowed, -1.0))
+
+    harness.domain.checking.allowance = nothing_allowed  # a monkey-patched module: every check fails
     torch.empty_like = lambda x, **kwargs: torch.zeros(1, dtype=x.dtype)  # a monkey-patched torch
     torch._dynamo.config.suppress_errors = True  # a changed torch config
     torch.library.define("tcm_fault::leftover", "(Tensor x) -> Tensor")  # an extra registered op
