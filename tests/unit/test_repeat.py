@@ -54,13 +54,15 @@ def test_a_bad_repeat_is_refused(text):
 
 @pytest.mark.slow
 def test_a_kernel_that_fails_every_other_run_is_flaky_and_its_neighbours_are_not(tmp_path):
-    """Real cells: flaky_add raises in every odd-numbered launch process (a counter file), add never does."""
+    """Real cells: flaky_add raises in every odd-numbered launch process (a counter file), add never does; each
+    run in a new Python (--isolation process), since worker isolation repeats a cell in the same process."""
     counter_dir = tmp_path / "counter"
     counter_dir.mkdir()
     output = tmp_path / "r.jsonl"
     completed = subprocess.run(
         [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from", str(FLAKY_KERNELS),
-         "-k", "add,flaky_add", "-s", "native,raw,custom_op", "-p", "eager", "--repeat", "2", "-n", "1", "-o", str(output)],
+         "-k", "add,flaky_add", "-s", "native,raw,custom_op", "-p", "eager", "--repeat", "2", "-n", "1", "--isolation", "process",
+         "-o", str(output)],
         cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, "TCM_FLAKY_DIR": str(counter_dir)},
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
