@@ -139,8 +139,8 @@ def test_a_real_bench_writes_each_run_and_the_table(tmp_path):
         results = read_results(tmp_path / "runs" / f"{mode}-n1.jsonl")
         assert sorted(cell.id for cell in results.cells) == ["add/native/eager", "add/raw/eager"]
         assert results.header["isolation"] == mode
-        # worker isolation runs in xdist workers forked from the run's zygote; process -n 1 runs without xdist
-        assert results.header.get("worker_start") == {"worker": "zygote", "process": None}[mode]
+        # worker isolation forks its xdist workers from the run's zygote; process isolation's are new Pythons
+        assert results.header.get("worker_start") == {"worker": "zygote", "process": "spawn"}[mode]
     rows = _rows(table.read_text())
     assert rows[("worker", "1")][2] == "2" and rows[("worker", "1")][7] == "identical"
     assert float(rows[("process", "1")][3]) > 0 and float(rows[("process", "1")][4]) > 0
