@@ -17,6 +17,11 @@ def random_vector(size: int, device: torch.device, generator: torch.Generator, d
     return torch.randn(size, generator=generator, dtype=torch.float32).to(device=device, dtype=dtype)
 
 
+def one_random_vector(size: int, device: torch.device, generator: torch.Generator) -> tuple[torch.Tensor]:
+    """The inputs of a one-tensor elementwise kernel."""
+    return (random_vector(size, device, generator),)
+
+
 def two_random_vectors(size: int, device: torch.device, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """The inputs of every binary elementwise kernel: two fp32 vectors of `size` elements."""
     return random_vector(size, device, generator), random_vector(size, device, generator)

@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 
 from harness.domain.spec import KernelSpec
-from kernels._elementwise import BLOCK_SIZE, grid_1d, random_vector
+from kernels._elementwise import BLOCK_SIZE, grid_1d, one_random_vector
 
 SCALE: tl.constexpr = tl.constexpr(3.0)
 OFFSET = tl.constexpr(0.5)  # un-annotated on purpose: PyTorch's test_triton_kernel_global_constexpr does the same
@@ -33,9 +33,6 @@ def reference(x: torch.Tensor) -> torch.Tensor:
     return x * 3.0 + 0.5
 
 
-def make_inputs(size: int, device: torch.device, generator: torch.Generator):
-    return (random_vector(size, device, generator),)
-
 
 SPEC = KernelSpec(
     name="constexpr_global",
@@ -43,7 +40,7 @@ SPEC = KernelSpec(
     arguments=(("x", torch.Tensor),),
     launch=launch,
     reference=reference,
-    make_inputs=make_inputs,
+    make_inputs=one_random_vector,
     flops=lambda x_shape: 2 * x_shape.numel(),
     accepts_noncontiguous=True,
     features=("constexpr-global", "grid-lambda"),

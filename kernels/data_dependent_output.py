@@ -16,7 +16,7 @@ import triton
 import triton.language as tl
 
 from harness.domain.spec import KernelSpec
-from kernels._elementwise import random_vector
+from kernels._elementwise import one_random_vector
 
 BLOCK = 256
 
@@ -59,9 +59,6 @@ def reference(x: torch.Tensor) -> torch.Tensor:
     return x[x > 0]
 
 
-def make_inputs(size: int, device: torch.device, generator: torch.Generator):
-    return (random_vector(size, device, generator),)
-
 
 SPEC = KernelSpec(
     name="data_dependent_output",
@@ -69,7 +66,7 @@ SPEC = KernelSpec(
     arguments=(("x", torch.Tensor),),
     launch=launch,
     reference=reference,
-    make_inputs=make_inputs,
+    make_inputs=one_random_vector,
     accepts_noncontiguous=True,
     features=("data-dependent-output", "grid-tuple"),
     description="x[x > 0], fp32: a count kernel, .item() for the output size (kept a SymInt, with "

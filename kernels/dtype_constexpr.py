@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 
 from harness.domain.spec import KernelSpec
-from kernels._elementwise import BLOCK_SIZE, grid_1d, random_vector
+from kernels._elementwise import BLOCK_SIZE, grid_1d, one_random_vector
 
 
 @triton.jit
@@ -30,9 +30,6 @@ def reference(x: torch.Tensor) -> torch.Tensor:
     return (x.float() * 2.0).to(torch.float16)
 
 
-def make_inputs(size: int, device: torch.device, generator: torch.Generator):
-    return (random_vector(size, device, generator),)
-
 
 SPEC = KernelSpec(
     name="dtype_constexpr",
@@ -40,7 +37,7 @@ SPEC = KernelSpec(
     arguments=(("x", torch.Tensor),),
     launch=launch,
     reference=reference,
-    make_inputs=make_inputs,
+    make_inputs=one_random_vector,
     flops=lambda x_shape: x_shape.numel(),
     accepts_noncontiguous=True,
     features=("dtype-constexpr", "grid-lambda"),

@@ -13,7 +13,7 @@ import triton
 import triton.language as tl
 
 from harness.domain.spec import KernelSpec
-from kernels._elementwise import BLOCK_SIZE, grid_1d, random_vector
+from kernels._elementwise import BLOCK_SIZE, grid_1d, one_random_vector
 
 
 @triton.jit
@@ -37,9 +37,6 @@ def reference(x: torch.Tensor) -> torch.Tensor:
     return -x
 
 
-def make_inputs(size: int, device: torch.device, generator: torch.Generator):
-    return (random_vector(size, device, generator),)
-
 
 SPEC = KernelSpec(
     name="inline_asm",
@@ -47,7 +44,7 @@ SPEC = KernelSpec(
     arguments=(("x", torch.Tensor),),
     launch=launch,
     reference=reference,
-    make_inputs=make_inputs,
+    make_inputs=one_random_vector,
     flops=lambda x_shape: x_shape.numel(),
     accepts_noncontiguous=True,
     requires=("inline-asm",),

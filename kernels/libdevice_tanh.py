@@ -12,7 +12,7 @@ except ImportError:  # triton before 3.0 kept it under the CUDA backend (PyTorch
     from triton.language.extra.cuda import libdevice
 
 from harness.domain.spec import KernelSpec
-from kernels._elementwise import BLOCK_SIZE, grid_1d, random_vector
+from kernels._elementwise import BLOCK_SIZE, grid_1d, one_random_vector
 
 
 @triton.jit
@@ -31,9 +31,6 @@ def launch(wrap, x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def make_inputs(size: int, device: torch.device, generator: torch.Generator):
-    return (random_vector(size, device, generator),)
-
 
 SPEC = KernelSpec(
     name="libdevice_tanh",
@@ -41,7 +38,7 @@ SPEC = KernelSpec(
     arguments=(("x", torch.Tensor),),
     launch=launch,
     reference=torch.tanh,
-    make_inputs=make_inputs,
+    make_inputs=one_random_vector,
     flops=lambda x_shape: x_shape.numel(),
     accepts_noncontiguous=True,
     requires=("libdevice",),

@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 
 from harness.domain.spec import KernelSpec
-from kernels._elementwise import BLOCK_SIZE, grid_1d, random_vector
+from kernels._elementwise import BLOCK_SIZE, grid_1d, one_random_vector
 
 
 @triton.jit
@@ -44,9 +44,6 @@ def backward(wrap, x: torch.Tensor, grad: torch.Tensor) -> tuple[torch.Tensor]:
     return (grad_x,)
 
 
-def make_inputs(size: int, device: torch.device, generator: torch.Generator):
-    return (random_vector(size, device, generator),)
-
 
 SPEC = KernelSpec(
     name="sin",
@@ -54,7 +51,7 @@ SPEC = KernelSpec(
     arguments=(("x", torch.Tensor),),
     launch=launch,
     reference=torch.sin,
-    make_inputs=make_inputs,
+    make_inputs=one_random_vector,
     backward=backward,
     save_for_backward=lambda args, output: (args[0],),
     backward_kernels=(sin_backward_kernel,),
