@@ -50,12 +50,28 @@ def _prepare(mode: str, context: Any, size: int) -> tuple[Any, tuple[Any, ...], 
     return call, args, output, time.perf_counter() - started
 
 
+def _probe_inductor_cpu() -> float:
+    """Seconds spent on Inductor's CPU vector-ISA probe, done before the first AOTInductor call is timed.
+
+    AOTInductor's first build in a process probes the CPU's ISAs (a C++ compile per candidate; 43-49 s one after
+    another on the H100), once per process and never again: a cost of the process, not of the kernel, which a
+    first-call time would otherwise be mostly made of. It is asked here with the candidates compiled at once, as
+    the matrix's zygote does, and kept in the record apart from the first call. Cached per process: 0 after the
+    first size."""
+    from harness.run.loader_zygote import warm_cpu_isa
+
+    started = time.perf_counter()
+    warm_cpu_isa()
+    return round(time.perf_counter() - started, 3)
+
+
 def measure_size(context: Any, mode: str, size: int, rule: StopRule, warmup: int, batch_s: float) -> dict[str, Any]:
     """Every number of one perf cell, or raises StageFailure/SkipCell for the parent to record."""
     from harness.domain.pipelines.common import check_result, expected_result
     from harness.perf import timing
     from harness.perf.sizes import bytes_moved, flop_count
 
+    detail = {"inductor_cpu_probe_s": _probe_inductor_cpu()} if mode == "aoti" else {}
     call, args, output, first_call_s = _prepare(mode, context, size)
     expected = expected_result(context, args)
     if context.spec.mutates_args:  # the first call ran on copies: check a call on the inputs themselves
@@ -73,7 +89,7 @@ def measure_size(context: Any, mode: str, size: int, rule: StopRule, warmup: int
     device = timing.device_time(invoke, rule, host["median_s"], context.device) if context.device.type == "cuda" else None
     profiler = timing.profiler_check(invoke, sync, host["median_s"], calls=min(timing.PROFILED_CALLS, 5 * calls_per_sample))
     tensors = [a for a in args if hasattr(a, "dtype")]
-    return {"host": host, "device": device, "profiler": profiler, "first_call_s": first_call_s,
+    return {"host": host, "device": device, "profiler": profiler, "first_call_s": first_call_s, "detail": detail,
             "bytes_moved": bytes_moved(args, output), "flops": flop_count(context.spec, args),
             "dtype": str(tensors[0].dtype).removeprefix("torch.") if tensors else None}
 

@@ -11,7 +11,7 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.results import ResultsFile
-from harness.vocab import OUTCOMES, PIPELINES, STYLES
+from harness.vocab import CALL_SITES, OUTCOMES, PIPELINES, STYLES
 
 SYMBOLS = {"pass": "ok", "wrong": "WRONG", "fail": "FAIL", "crash": "CRASH", "timeout": "TIME", "skip": "-", "env": "env",
            "flaky": "FLAKY"}
@@ -52,23 +52,30 @@ def _grid_cell(outcomes: list[str]) -> str:
     return " ".join(f"{SYMBOLS.get(o, '?')}:{counts[o]}" for o in known)
 
 
-def render_summary(results: ResultsFile, tablefmt: str = "simple") -> str:
+def _grid(cells: list[Any], column: Any, columns_order: list[str], tablefmt: str) -> str:
+    """Pipelines down, `column(cell)` across, each entry the outcomes of the kernels there."""
     by_key: dict[tuple[str, str], list[str]] = {}
-    for cell in results.cells:
-        if not cell.call_site:  # call-site cells: their own table in the report (harness.report.call_sites)
-            by_key.setdefault((cell.pipeline, cell.style), []).append(cell.outcome)
-    styles = [s for s in STYLES if any(k[1] == s for k in by_key)]
+    for cell in cells:
+        by_key.setdefault((cell.pipeline, column(cell)), []).append(cell.outcome)
+    columns = [c for c in columns_order if any(k[1] == c for k in by_key)]
     pipelines = [p for p in PIPELINES if any(k[0] == p for k in by_key)]
-    rows = [[p] + [_grid_cell(by_key.get((p, s), [])) for s in styles] for p in pipelines]
+    rows = [[p] + [_grid_cell(by_key.get((p, c), [])) for c in columns] for p in pipelines]
+    return tabulate(rows, headers=["pipeline"] + columns, tablefmt=tablefmt)
+
+
+def render_summary(results: ResultsFile, tablefmt: str = "simple") -> str:
+    main = [cell for cell in results.cells if not cell.call_site]
+    sited = [cell for cell in results.cells if cell.call_site]  # their own grid, as the report gives them a table
     counts = outcome_counts(results)
-    lines = [
-        tier_line(results),
-        f"{len(results.cells)} cells: " + ", ".join(f"{n} {o}" for o, n in counts.items()),
-        "",
-        tabulate(rows, headers=["pipeline"] + styles, tablefmt=tablefmt),
-        "",
-        "legend: " + ", ".join(f"{v} = {k}" for k, v in SYMBOLS.items()) + " (xN: N kernels)",
-    ]
+    lines = [tier_line(results), f"{len(results.cells)} cells: " + ", ".join(f"{n} {o}" for o, n in counts.items())]
+    if main:
+        lines += ["", _grid(main, lambda cell: cell.style, list(STYLES), tablefmt)]
+    if sited:
+        sites = [f"{style}@{site}" for style in STYLES for site in CALL_SITES.get(style, ())]
+        sites += sorted({f"{c.style}@{c.call_site}" for c in sited} - set(sites))
+        lines += ["", "call sites (docs/call-sites.md):", _grid(sited, lambda cell: f"{cell.style}@{cell.call_site}",
+                                                                sites, tablefmt)]
+    lines += ["", "legend: " + ", ".join(f"{v} = {k}" for k, v in SYMBOLS.items()) + " (xN: N kernels)"]
     return "\n".join(lines + flaky_lines(results))
 
 

@@ -224,6 +224,16 @@ def _warm(tier: str) -> None:
             os.environ[NVML_CHECK] = saved
 
 
+def warm_cpu_isa() -> None:
+    """Inductor's CPU ISA probe, its candidates compiled at once: what a process about to build with
+    AOTInductor pays first (`harness perf` asks it before timing a first call). Cached per process."""
+    from torch._inductor.cpu_vec_isa import pick_vec_isa
+
+    with _probe_vec_isas():
+        pass
+    pick_vec_isa()
+
+
 @contextlib.contextmanager
 def _probe_vec_isas() -> Iterator[None]:
     """Inductor's ISA probe, each candidate in a thread of its own, while the body runs; joined at the end.

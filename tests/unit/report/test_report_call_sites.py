@@ -30,14 +30,36 @@ def test_call_site_cells_are_not_chart_evidence():
     assert [c.id for c in evidence] == ["add/autograd_function/compile_fullgraph"]
 
 
+def _rows(section: str) -> list[list[str]]:
+    return [[part.strip() for part in line.strip("|").split("|")] for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| style")]
+
+
 def test_the_report_has_a_call_site_section_naming_the_disagreement():
     report = render_report(results(MEASURED))
     section = report.split("## Call sites")[1]
-    rows = [[part.strip() for part in line.strip("|").split("|")] for line in section.splitlines() if line.startswith("| add")]
-    assert ["add", "autograd\\_function", "module\\_attribute", "❌ \\[1\\]"] in rows
-    assert ("- add, autograd\\_function, compile\\_fullgraph: direct pass, module\\_alias pass, module\\_attribute fail"
-            in section)
+    assert ["autograd\\_function", "module\\_attribute", "❌ 1 \\[1\\]"] in _rows(section)
+    assert ["autograd\\_function", "direct", "✅ 1"] in _rows(section)
+    assert ("- autograd\\_function, compile\\_fullgraph: direct pass, module\\_alias pass, module\\_attribute fail "
+            "(1 kernel: add)" in section)
     assert "add autograd\\_function compile\\_fullgraph went fail" in section  # the footnoted evidence
+
+
+def test_entries_count_kernels_and_a_footnote_names_the_kernels_behind_a_minority():
+    """Three kernels at two sites: the counts add up per site, the failure of one kernel at every site is no
+    disagreement but its footnote names it, and a failure every kernel shares names none."""
+    measured = [sited(kernel, "raw", site, "compile_fullgraph", "fail" if kernel == "odd" else "pass")
+                for kernel in ("add", "odd", "sin") for site in ("free_function", "module_forward")]
+    for kernel in ("add", "odd", "sin"):
+        for site in ("free_function", "module_forward"):
+            measured.append(sited(kernel, "raw", site, "export_nonstrict", "fail"))
+            measured[-1].error = "Cannot access data pointer of Tensor"  # one cause, shared by every kernel
+    section = render_report(results(measured)).split("## Call sites")[1]
+    assert ["raw", "free\\_function", "✅ 2 · ❌ 1 \\[1\\]", "❌ 3 \\[2\\]"] in _rows(section)
+    assert ["raw", "module\\_forward", "✅ 2 · ❌ 1 \\[1\\]", "❌ 3 \\[2\\]"] in _rows(section)
+    notes = [line for line in section.splitlines() if line[:3] in ("1. ", "2. ")]
+    assert notes[0].endswith("(odd)") and not notes[1].endswith(")")
+    assert "agree in every pipeline" in section
 
 
 def test_no_call_site_cells_no_section():
