@@ -104,7 +104,11 @@ def baseline(args: argparse.Namespace) -> int:
 
 
 def merge(args: argparse.Namespace) -> int:
-    print(merge_files(args.shards, args.output, without_tracebacks=args.without_tracebacks))
+    output = merge_files(args.shards, args.output, without_tracebacks=args.without_tracebacks, rerun=args.rerun)
+    if args.rerun:
+        for change in read_results(output).header.get("replaced", []):
+            print(f"replaced {change['id']}: {change['was']} ({change['from']}) -> {change['now']} ({change['by']})")
+    print(output)
     return 0
 
 
@@ -153,6 +157,9 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", required=True)
     parser.add_argument("--without-tracebacks", action="store_true",
                         help="drop each cell's full traceback (to publish a run in the repository)")
+    parser.add_argument("--rerun", action="store_true",
+                        help="the files are a run and later runs of some of its cells: a later file's record of a "
+                             "cell replaces the earlier one, and the header lists each replacement")
 
     parser = add("history", history, "Tabulate capabilities across torch/triton versions.")
     parser.add_argument("results", nargs="+")

@@ -68,6 +68,12 @@ def environment_table(header: dict[str, Any]) -> str:
         ("command", _command(header)),
     ]
     fields += [(name, str(header[key])) for name, key in OPTIONAL_FIELDS if header.get(key) is not None]
+    if header.get("merged_from"):
+        fields.append(("joined from", "; ".join(f"{part.get('source')} (started {part.get('started')})"
+                                                for part in header["merged_from"])))
+    if header.get("replaced"):
+        fields.append(("cells re-run later", "; ".join(f"{change['id']}: {change['was']} -> {change['now']}"
+                                                       for change in header["replaced"])))
     rows = [(name, escape_cell(value, limit=300)) for name, value in fields]
     return markdown_table(["field", "value"], rows)
 
@@ -87,5 +93,7 @@ def environment_line(header: dict[str, Any]) -> str:
     preload = environment.get("ld_preload")
     if preload:
         where += f" with LD_PRELOAD={preload}"
-    text = f"Measured with {', '.join(parts)} in {where}; run started {started}, harness {version}."
+    rerun = len(header.get("replaced") or [])
+    later = f", {rerun} cell{'s' if rerun != 1 else ''} re-run later (the report's environment table names them)" if rerun else ""
+    text = f"Measured with {', '.join(parts)} in {where}; run started {started}{later}, harness {version}."
     return escape_cell(text, limit=400)

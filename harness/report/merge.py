@@ -1,5 +1,9 @@
 """Join the shards of one run into one results file, refusing anything that is not one run.
 
+With `rerun`, the files are a run and later runs of some of its cells in the same environment (a cell
+re-measured after a harness fix, a suspected flake asked again): a later file's cell replaces the earlier
+record, and the header lists every replacement with both outcomes, so the joined file says what it is made of.
+
 Environment keys that name the machine or process rather than the software
 (VOLATILE_ENVIRONMENT_KEYS) may differ between shards; every other key, and the
 harness version, must match, or the merged chart would mix two environments.
@@ -41,20 +45,28 @@ def _check_same_run(first: tuple[str, ResultsFile], other: tuple[str, ResultsFil
         raise MergeError(f"{name}: harness version differs from {first_name}")
 
 
-def merge_results(shards: Sequence[tuple[str, ResultsFile]]) -> ResultsFile:
-    """One results file; identical outcomes for a cell are kept once, differing ones are refused."""
+def merge_results(shards: Sequence[tuple[str, ResultsFile]], rerun: bool = False) -> ResultsFile:
+    """One results file; identical outcomes for a cell are kept once, differing ones are refused, unless
+    `rerun`: then the later file's record wins and the replacement is recorded in the header."""
     if not shards:
         raise MergeError("nothing to merge")
     merged: dict[str, tuple[str, CellResult]] = {}
+    replaced: list[dict[str, str]] = []
     for name, results in shards:
         _check_same_run(shards[0], (name, results))
         for cell_id, cell in final_cells(results).items():
             seen = merged.get(cell_id)
             if seen is None:
                 merged[cell_id] = (name, cell)
+            elif rerun:
+                merged[cell_id] = (name, cell)
+                if (seen[1].outcome, seen[1].error) != (cell.outcome, cell.error):
+                    replaced.append({"id": cell_id, "was": seen[1].outcome, "now": cell.outcome,
+                                     "from": seen[0], "by": name})
             elif seen[1].outcome != cell.outcome:
                 raise MergeError(
                     f"{cell_id}: {seen[0]} says {seen[1].outcome}, {name} says {cell.outcome}"
+                    " (a later run of these cells? pass --rerun to let the later file's record replace it)"
                 )
     first = shards[0][1].header
     starts = [str(results.header["started"]) for _, results in shards if results.header.get("started")]
@@ -65,13 +77,19 @@ def merge_results(shards: Sequence[tuple[str, ResultsFile]]) -> ResultsFile:
         **first,
         "started": min(starts) if starts else first.get("started"),
         **({"kernels": kernels} if kernels else {}),
-        "merged_from": [
-            {"source": name, "started": results.header.get("started"), "command": results.header.get("command")}
-            for name, results in shards
-        ],
+        "merged_from": [part for name, results in shards for part in _sources(name, results)],
+        **({"replaced": [*(shards[0][1].header.get("replaced") or []), *replaced]} if rerun else {}),
     }
     cells = sorted((cell for _, cell in merged.values()), key=cell_order)
     return ResultsFile(header=header, cells=cells)
+
+
+def _sources(name: str, results: ResultsFile) -> list[dict[str, Any]]:
+    """The runs a shard is made of: itself, or, for a file that was joined before, the runs it names."""
+    earlier = results.header.get("merged_from")
+    if isinstance(earlier, list) and earlier:
+        return list(earlier)
+    return [{"source": name, "started": results.header.get("started"), "command": results.header.get("command")}]
 
 
 def results_text(results: ResultsFile) -> str:
@@ -80,7 +98,8 @@ def results_text(results: ResultsFile) -> str:
     return "".join(json.dumps(record, sort_keys=True) + "\n" for record in records)
 
 
-def merge_files(inputs: Sequence[str | Path], output: str | Path, without_tracebacks: bool = False) -> Path:
+def merge_files(inputs: Sequence[str | Path], output: str | Path, without_tracebacks: bool = False,
+                rerun: bool = False) -> Path:
     """Read, merge and write atomically; the output may never be one of the inputs.
 
     `without_tracebacks` drops each cell's full traceback and keeps everything else (outcome, stage, error
@@ -91,7 +110,7 @@ def merge_files(inputs: Sequence[str | Path], output: str | Path, without_traceb
         if output.resolve() == Path(source).resolve():
             raise MergeError(f"{output}: the output would overwrite an input shard")
     shards = [(str(source), read_results(source)) for source in inputs]
-    merged = merge_results(shards)
+    merged = merge_results(shards, rerun=rerun)
     if without_tracebacks:
         for cell in merged.cells:
             cell.traceback = None
