@@ -52,6 +52,7 @@ class PerfRecord:
     dtype: str | None = None
     duration_s: float = 0.0
     detail: dict[str, Any] = field(default_factory=dict)
+    run: int | None = None  # in a joined file: the index of its run in the header's `joined_from`
 
     @property
     def id(self) -> str:
@@ -133,3 +134,50 @@ def read_perf_results(path: str | Path) -> PerfFile:
     if header is None:
         raise PerfFileError(f"{path}: empty perf results file (no header)")
     return PerfFile(header=header, records=records)
+
+
+# What must be equal for two perf files to be one machine's numbers (the rest names hosts and processes).
+SAME_MACHINE = ("tier", "torch", "triton", "gpu", "driver", "cuda", "python")
+
+
+def join_perf_files(paths: list[str | Path]) -> PerfFile:
+    """Several perf runs of one machine as one file: each (kernel, mode) comes whole from the last run that has it.
+
+    A (kernel, mode) is never split between runs, so every ratio of styles the report shows (over native, over
+    raw, in one mode) is still two records of one run; each record keeps the index of its run (`run`), and the
+    header lists the runs with the (kernel, mode) each contributed. Runs from another environment are refused."""
+    if not paths:
+        raise PerfFileError("nothing to join")
+    files = [(str(path), read_perf_results(path)) for path in paths]
+    first_name, first = files[0]
+    for name, perf in files[1:]:
+        for key in SAME_MACHINE:
+            if perf.environment.get(key) != first.environment.get(key):
+                raise PerfFileError(f"{name}: environment field {key!r} is {perf.environment.get(key)!r}, "
+                                    f"{first.environment.get(key)!r} in {first_name}: not one machine's numbers")
+    owner: dict[tuple[str, str], int] = {}
+    for index, (_, perf) in enumerate(files):
+        for record in perf.records:
+            owner[(record.kernel, record.mode)] = index
+    records = []
+    for index, (_, perf) in enumerate(files):
+        for record in perf.records:
+            if owner[(record.kernel, record.mode)] == index:
+                records.append(dataclasses.replace(record, run=index))
+    joined_from = [{"source": name, "started": perf.header.get("started"), "command": perf.header.get("command"),
+                    "matrix_results": perf.header.get("matrix_results"),
+                    "kernel_modes": sorted({f"{k}/{m}" for (k, m), owner_index in owner.items() if owner_index == index})}
+                   for index, (name, perf) in enumerate(files)]
+    header = {**first.header, "joined_from": joined_from,
+              "started": min(str(perf.header.get("started")) for _, perf in files)}
+    return PerfFile(header=header, records=records)
+
+
+def write_perf_file(perf: PerfFile, path: str | Path) -> Path:
+    """The JSON Lines `harness perf` writes: the header, then one line per record."""
+    path = Path(path)
+    lines = [json.dumps(perf.header, sort_keys=True)] + [json.dumps(r.to_record(), sort_keys=True) for r in perf.records]
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    partial.replace(path)
+    return path

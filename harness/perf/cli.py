@@ -15,6 +15,7 @@ from harness.perf_results import MODES
 
 DEFAULT_RULE = StopRule()
 DEFAULT_TIMEOUT_S = 1800.0
+DEFAULT_GPU_PROCESSES = 3  # docs/performance.md: what one process leaves out, and what three buy
 
 
 def _comma_list(text: str) -> list[str]:
@@ -43,6 +44,9 @@ def add_parser(subparsers: Any) -> None:
     perf.add_argument("--warmup", type=int, default=10, help="warm-up calls after the first (default %(default)s)")
     perf.add_argument("--batch-ms", type=float, default=1.0, help="target length of one host-time sample (ms)")
     perf.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="limit per kernel x style x mode (s)")
+    perf.add_argument("--processes", type=int, default=None,
+                      help="fresh processes per kernel x style x mode, run in rounds (default 3 on the GPU, 1 on the "
+                           "CPU tier): launch-bound host times differ between processes far more than within one")
     perf.set_defaults(handler=command_perf)
 
     report = subparsers.add_parser("perf-report", help="render perf results as Markdown (and a PNG plot)")
@@ -50,6 +54,12 @@ def add_parser(subparsers: Any) -> None:
     report.add_argument("-o", "--output", help="the Markdown file (default: stdout)")
     report.add_argument("--png", help="also write the plot of overhead by style and mode here")
     report.set_defaults(handler=command_perf_report)
+
+    join = subparsers.add_parser(
+        "perf-join", help="join perf runs of one machine into one file: each kernel x mode from the last run that has it")
+    join.add_argument("perf_results", nargs="+")
+    join.add_argument("-o", "--output", required=True)
+    join.set_defaults(handler=command_perf_join)
 
     diff = subparsers.add_parser("perf-diff", help="flag styles whose overhead over native grew by more than 20%%")
     diff.add_argument("baseline")
@@ -69,6 +79,8 @@ def _numbers(args: argparse.Namespace) -> StopRule:
         raise CliError("--rel-ci must be in (0, 1), --min-samples >= 1, --max-samples >= --min-samples, --max-seconds > 0")
     if args.warmup < 0 or args.batch_ms <= 0 or args.timeout <= 0:
         raise CliError("--warmup must be >= 0, --batch-ms and --timeout > 0")
+    if args.processes is not None and args.processes < 1:
+        raise CliError("--processes must be >= 1")
     return rule
 
 
@@ -112,9 +124,12 @@ def command_perf(args: argparse.Namespace) -> int:
     jobs = [PerfJob(kernel, style, mode, tuple(perf_sizes(loaded["specs"][kernel], tier, sizes)))
             for kernel in kernels for style in styles for mode in modes]
     to_time, untimed = split_jobs(jobs, matrix)
-    method = {"rule": dataclasses.asdict(rule), "warmup_calls": args.warmup,
+    processes = args.processes or (1 if tier == "cpu" else DEFAULT_GPU_PROCESSES)
+    method = {"rule": dataclasses.asdict(rule), "warmup_calls": args.warmup, "processes": processes,
               "batch_ms": args.batch_ms, "order": "one kernel x style x mode at a time, each in a fresh Python with "
-              "empty Triton and Inductor caches; sizes in the order listed", "seed": 0,
+              "empty Triton and Inductor caches; sizes in the order listed"
+              + (f"; {processes} processes each, in rounds over the styles of a kernel and mode" if processes > 1 else ""),
+              "seed": 0,
               "clock": "interpreter" if tier == "cpu" else "gpu"}
     header = header_record(environment, datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                            ["python", "-m", "harness", *sys.argv[1:]], perf_schema=PERF_SCHEMA, method=method,
@@ -127,7 +142,7 @@ def command_perf(args: argparse.Namespace) -> int:
               f"{args.results}), tier {tier}{'; times are Triton-interpreter times' if tier == 'cpu' else ''}")
         settings = WorkerSettings(tier=tier, kernels_from=tuple(args.kernels_from), rule=rule, warmup=args.warmup,
                                   batch_s=args.batch_ms / 1e3, timeout_s=args.timeout)
-        timed = run_jobs(to_time, settings, lambda record: writer.write_record(record.to_record()))
+        timed = run_jobs(to_time, settings, lambda record: writer.write_record(record.to_record()), processes=processes)
     finally:
         writer.close()
     print(f"files: {output} ({timed} timed records); render: python -m harness perf-report {output} "
@@ -163,6 +178,22 @@ def command_perf_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_perf_join(args: argparse.Namespace) -> int:
+    from harness.cli_common import CliError
+    from harness.perf_results import PerfFileError, join_perf_files, write_perf_file
+
+    if any(Path(args.output).resolve() == Path(name).resolve() for name in args.perf_results):
+        raise CliError(f"{args.output}: the output would overwrite an input")
+    try:
+        joined = join_perf_files(args.perf_results)
+    except PerfFileError as exc:
+        raise CliError(str(exc)) from None
+    for run in joined.header["joined_from"]:
+        print(f"{run['source']}: {', '.join(run['kernel_modes']) or 'nothing (every kernel x mode is in a later run)'}")
+    print(write_perf_file(joined, args.output))
+    return 0
+
+
 def command_perf_diff(args: argparse.Namespace) -> int:
     from harness.cli_common import CliError
     from harness.perf_results import PerfFileError, read_perf_results
@@ -182,4 +213,4 @@ def command_perf_diff(args: argparse.Namespace) -> int:
     if args.summary and summary:
         with open(summary, "a", encoding="utf-8") as handle:
             handle.write(text)
-    return 1 if any(row.growth > args.threshold for row in rows) else 0
+    return 1 if any(row.flagged(args.threshold) for row in rows) else 0

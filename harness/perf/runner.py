@@ -1,4 +1,4 @@
-"""The parent side of `harness perf`: one worker process at a time, each record written as its job ends.
+"""The parent side of `harness perf`: one worker process at a time, each record written when its kernel and mode end.
 
 One at a time, on purpose: two measurements sharing the GPU or the cores would time each other.
 A worker that dies or overruns its limit is recorded as crash or timeout at each of its sizes.
@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from harness.perf.combine import combine_sizes
 from harness.perf.plan import PerfJob
 from harness.perf.stats import StopRule
 from harness.perf_results import PerfRecord
@@ -76,20 +77,40 @@ def _read_records(path: Path) -> list[PerfRecord]:
 
 
 def run_jobs(jobs: list[PerfJob], settings: WorkerSettings, write: Callable[[PerfRecord], None],
-             progress: Callable[[str], None] = print) -> int:
-    """Run every job in order, handing each record to `write`; returns how many records were timed."""
+             progress: Callable[[str], None] = print, processes: int = 1) -> int:
+    """Run every job, each in `processes` fresh Pythons, handing each combined record to `write`; returns how
+    many records were timed.
+
+    The jobs of one kernel and mode run in rounds: process 1 of every style, then process 2 of every style...,
+    so slow drift of the machine touches every style of a comparison alike, and process i of a style pairs with
+    process i of native. A job that did not time every size is not asked again. A kernel and mode is written
+    when its last round ends (an interrupted run keeps the kernels and modes it finished)."""
     timed = 0
     root = Path(tempfile.mkdtemp(prefix="tcm-perf-"))
-    for number, job in enumerate(jobs, start=1):
-        workdir = root / f"{number:04d}-{job.kernel}-{job.style}-{job.mode}"
-        records = run_job(job, settings, workdir)
-        for record in records:
-            write(record)
-            timed += record.timed
-        if all(record.timed for record in records):  # its caches and packages; a failed job's log is its evidence
-            shutil.rmtree(workdir, ignore_errors=True)
-        outcomes = ", ".join(f"{r.size}: {r.outcome}" for r in records)
-        progress(f"[{number}/{len(jobs)}] {job.kernel}/{job.style}/{job.mode} ({outcomes})")
+    groups: dict[tuple[str, str], list[PerfJob]] = {}
+    for job in jobs:
+        groups.setdefault((job.kernel, job.mode), []).append(job)
+    number, total = 0, len(jobs) * processes
+    for group in groups.values():
+        measured: dict[PerfJob, list[list[PerfRecord]]] = {job: [] for job in group}
+        for round_number in range(1, processes + 1):
+            for job in group:
+                if measured[job] and not all(record.timed for record in measured[job][-1]):
+                    total -= 1
+                    continue
+                number += 1
+                workdir = root / f"{number:04d}-{job.kernel}-{job.style}-{job.mode}-p{round_number}"
+                records = run_job(job, settings, workdir)
+                measured[job].append(records)
+                if all(record.timed for record in records):  # its caches and packages; a failed job's log is its evidence
+                    shutil.rmtree(workdir, ignore_errors=True)
+                outcomes = ", ".join(f"{r.size}: {r.outcome}" for r in records)
+                which = f" process {round_number}/{processes}" if processes > 1 else ""
+                progress(f"[{number}/{total}] {job.kernel}/{job.style}/{job.mode}{which} ({outcomes})")
+        for job in group:
+            for record in combine_sizes(measured[job]):
+                write(record)
+                timed += record.timed
     if not any(root.iterdir()):
         root.rmdir()
     else:

@@ -1,7 +1,8 @@
 """reports/performance.md from a perf results file: what each style costs, and is the hand-written kernel worth it.
 
-Reads perf results only (harness.perf_results), never torch. Every ratio compares two records of the
-same file: one run, one machine.
+Reads perf results only (harness.perf_results), never torch. Every ratio compares two records of one run on
+one machine: a joined file (`perf-join`) keeps each kernel and mode whole from one run, and the one comparison
+across modes (the kernel against torch.compile(reference)) is refused when its two sides come from two runs.
 """
 
 from __future__ import annotations
@@ -56,6 +57,31 @@ class PerfIndex:
         return record.device["median_s"] if record is not None and record.timed and record.device else None
 
 
+def process_medians(record: PerfRecord | None, clock: str = "host") -> list[float]:
+    """Each process's median (`perf --processes K`), in round order; the one median of a one-process record."""
+    stats = (record.host if clock == "host" else record.device) if record is not None and record.timed else None
+    if not stats:
+        return []
+    return list(stats.get("process_medians_s") or [stats["median_s"]])
+
+
+def paired_ratios(record: PerfRecord | None, control: PerfRecord | None) -> list[float]:
+    """Host time over the control's, process i against process i (the same round), when both ran as many
+    processes; else the two medians. Empty when either is untimed."""
+    mine, theirs = process_medians(record), process_medians(control)
+    if not mine or not theirs:
+        return []
+    if len(mine) == len(theirs):
+        return [a / b for a, b in zip(mine, theirs) if b]
+    return [statistics.median(mine) / statistics.median(theirs)] if statistics.median(theirs) else []
+
+
+def overhead(index: PerfIndex, kernel: str, style: str, control: str, mode: str, size: int) -> float | None:
+    """The median of the paired ratios of a style's host time to the control's."""
+    ratios = paired_ratios(index.get(kernel, style, mode, size), index.get(kernel, control, mode, size))
+    return statistics.median(ratios) if ratios else None
+
+
 def _ordered(values: Iterable[str], order: tuple[str, ...]) -> list[str]:
     unique = set(values)
     return [v for v in order if v in unique] + sorted(unique - set(order))
@@ -83,9 +109,19 @@ def _spread(stats: dict[str, Any]) -> tuple[str, str, str]:
     return ci, iqr, n
 
 
+def _times(value: float | None) -> str:
+    return NA if value is None else f"{value:.3g}x"
+
+
+def _across(medians: list[float]) -> str:
+    """Each process's host median, in round order: the spread one process would have hidden."""
+    return " / ".join(microseconds(value) for value in medians) if len(medians) > 1 else NA
+
+
 def kernel_table(perf: PerfFile, index: PerfIndex, kernel: str) -> str:
     headers = ["style", "mode", "size", "host median (µs)", "host 95% CI", "host IQR", "n", "device median (µs)",
-               "device n", "first call (s)", f"host x {CONTROL_STYLE}", "host x raw", "profiler / wall"]
+               "device n", "first call (s)", f"host x {CONTROL_STYLE}", "host x raw", "host medians by process (µs)",
+               "profiler / wall"]
     rows = []
     records = [r for r in perf.records if r.kernel == kernel]
     for mode in _ordered((r.mode for r in records), MODES):
@@ -106,8 +142,9 @@ def kernel_table(perf: PerfFile, index: PerfIndex, kernel: str) -> str:
                     microseconds(device["median_s"]) if device else NA,
                     str(device["n"]) + ("" if device.get("converged") else f" ({device.get('stop')})") if device else NA,
                     f"{record.first_call_s:.3f}" if record.first_call_s is not None else NA,
-                    ratio(host, index.host(kernel, CONTROL_STYLE, mode, size)),
-                    ratio(host, index.host(kernel, "raw", mode, size)),
+                    _times(overhead(index, kernel, style, CONTROL_STYLE, mode, size)),
+                    _times(overhead(index, kernel, style, "raw", mode, size)),
+                    _across(process_medians(record)),
                     f"{profiler['ratio_to_wall']:.2f}" if profiler.get("ratio_to_wall") else NA,
                 ])
     return markdown_table(headers, rows)
@@ -121,7 +158,13 @@ def compile_comparison(perf: PerfFile, index: PerfIndex) -> str:
     for kernel in kernels_of(perf):
         for size in sizes_of(perf, kernel):
             mine, inductor = pick(kernel, "raw", "eager", size), pick(kernel, CONTROL_STYLE, "compile", size)
-            if mine and inductor:
+            runs = {record.run for record in (index.get(kernel, "raw", "eager", size),
+                                              index.get(kernel, CONTROL_STYLE, "compile", size)) if record}
+            if mine and inductor and len(runs) > 1:
+                verdict = ("no comparison: the two were timed in different runs of a joined file "
+                           f"(runs {', '.join(str(run) for run in sorted(runs, key=str))}); time them in one run")
+                mine = inductor = None
+            elif mine and inductor:
                 verdict = (f"the Triton kernel is {inductor / mine:.3g}x faster" if inductor >= mine
                            else f"torch.compile(reference) is {mine / inductor:.3g}x faster")
             else:
@@ -194,7 +237,9 @@ def _method(header: dict[str, Any]) -> str:
             f"{method.get('batch_ms', '?')} ms) with one synchronize at its end, per call. Device time: "
             "CUDA events around each call, L2 flushed and the GPU held busy before it so launch overhead is not "
             "counted. First call: the first call's wall time, "
-            "including compile, export and load for the compiled modes. Order: "
+            "including compile, export and load for the compiled modes; for aoti, Inductor's CPU ISA probe, paid once "
+            "per process and not per kernel, is done before it and recorded apart (`detail.inductor_cpu_probe_s`). "
+            "Order: "
             f"{method.get('order', 'unknown')}. Only cells that passed in `{header.get('matrix_results', '?')}` are timed.")
 
 
@@ -218,4 +263,11 @@ def render_performance(perf: PerfFile, png: str | None = None) -> str:
     for kernel in kernels_of(perf):
         lines += [f"## {escape_cell(kernel)}", "", kernel_table(perf, index, kernel), ""]
     lines += ["## Environment", "", environment_table(perf.header), ""]
+    if perf.header.get("joined_from"):
+        lines += ["Joined from these runs of the same machine (`harness perf-join`); each kernel and mode comes whole "
+                  "from one run, so the ratios within a mode are never across runs:", ""]
+        lines += [f"{index}. `{escape_cell(run.get('source'))}` (started {escape_cell(run.get('started'))}): "
+                  f"{escape_cell(', '.join(run.get('kernel_modes') or []) or 'nothing')}"
+                  for index, run in enumerate(perf.header["joined_from"])]
+        lines.append("")
     return "\n".join(lines)

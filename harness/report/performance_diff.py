@@ -11,43 +11,64 @@ from dataclasses import dataclass
 
 from harness.perf_results import PerfFile
 from harness.report.escape import escape_cell
-from harness.report.performance import PerfIndex, kernels_of, sizes_of
+from harness.report.performance import PerfIndex, kernels_of, paired_ratios, sizes_of
 from harness.report.tables import markdown_table
 from harness.vocab import CONTROL_STYLE
 
 
 @dataclass(frozen=True)
 class OverheadGrowth:
+    """A style's overhead over native (host time over native's, paired by process) in the baseline and now.
+
+    `baseline_range` / `new_range`: the lowest and highest paired ratio over the processes of each run."""
+
     kernel: str
     style: str
     mode: str
     size: int
-    baseline: float  # host time over native's, in the baseline
+    baseline: float
     new: float
+    baseline_range: tuple[float, float]
+    new_range: tuple[float, float]
+    processes: tuple[int, int]  # processes behind the baseline's and the new run's ratios
 
     @property
     def growth(self) -> float:
         return self.new / self.baseline - 1
 
+    @property
+    def beyond_noise(self) -> bool | None:
+        """Whether every process of the new run shows more overhead than every process of the baseline; None
+        when either run timed a single process (nothing to tell noise from growth with)."""
+        if min(self.processes) < 2:
+            return None
+        return self.new_range[0] > self.baseline_range[1]
 
-def overheads(perf: PerfFile) -> dict[tuple[str, str, str, int], float]:
-    """(kernel, style, mode, size) -> host time over native's, for every non-native style timed with its control."""
+    def flagged(self, threshold: float) -> bool:
+        """Grown by more than `threshold`, and beyond the spread between processes where both runs measured it."""
+        return self.growth > threshold and self.beyond_noise is not False
+
+
+def overheads(perf: PerfFile) -> dict[tuple[str, str, str, int], list[float]]:
+    """(kernel, style, mode, size) -> the paired ratios of host time to native's, for every non-native style."""
     index = PerfIndex(perf.records)
     found = {}
     for record in perf.records:
         if record.style == CONTROL_STYLE or not record.timed:
             continue
-        native = index.host(record.kernel, CONTROL_STYLE, record.mode, record.size)
-        host = index.host(record.kernel, record.style, record.mode, record.size)
-        if native and host:
-            found[(record.kernel, record.style, record.mode, record.size)] = host / native
+        ratios = paired_ratios(record, index.get(record.kernel, CONTROL_STYLE, record.mode, record.size))
+        if ratios:
+            found[(record.kernel, record.style, record.mode, record.size)] = ratios
     return found
 
 
 def overhead_growth(baseline: PerfFile, new: PerfFile) -> list[OverheadGrowth]:
     """Every perf cell with an overhead in both files, the largest growth first."""
     old, now = overheads(baseline), overheads(new)
-    rows = [OverheadGrowth(*key, baseline=old[key], new=now[key]) for key in old.keys() & now.keys()]
+    rows = [OverheadGrowth(*key, baseline=statistics.median(old[key]), new=statistics.median(now[key]),
+                           baseline_range=(min(old[key]), max(old[key])), new_range=(min(now[key]), max(now[key])),
+                           processes=(len(old[key]), len(now[key])))
+            for key in old.keys() & now.keys()]
     return sorted(rows, key=lambda row: (-row.growth, row.kernel, row.style, row.mode, row.size))
 
 
@@ -75,16 +96,28 @@ def render_changes(rows: list[list[str]]) -> str:
                       markdown_table(["quantity", "cells", "median abs change", "largest abs change"], rows), ""])
 
 
+def _range(low_high: tuple[float, float], processes: int) -> str:
+    return f"{low_high[0]:.2f}-{low_high[1]:.2f}x" if processes > 1 else "one process"
+
+
 def render_growth(rows: list[OverheadGrowth], threshold: float, baseline_name: str, new_name: str) -> str:
-    flagged = [row for row in rows if row.growth > threshold]
+    flagged = [row for row in rows if row.flagged(threshold)]
+    within_noise = [row for row in rows if row.growth > threshold and not row.flagged(threshold)]
     lines = ["## Performance: overhead over native against the baseline", "",
              f"Baseline `{escape_cell(baseline_name)}`, this run `{escape_cell(new_name)}`: {len(rows)} style x mode x "
-             f"size cells in both; {len(flagged)} grew by more than {100 * threshold:.0f}%.", ""]
+             f"size cells in both; {len(flagged)} grew by more than {100 * threshold:.0f}% "
+             "beyond the spread between processes"
+             + (f" ({len(within_noise)} more grew that much within it, not flagged)" if within_noise else "") + ".", ""]
     if not rows:
         return "\n".join(lines + ["Nothing to compare: no cell has a host time and a native control in both files.", ""])
-    table = [[("**grew**" if row.growth > threshold else ""), escape_cell(row.kernel), row.style, row.mode, str(row.size),
-              f"{row.baseline:.2f}x", f"{row.new:.2f}x", f"{100 * row.growth:+.0f}%"]
-             for row in (flagged or rows[:10])]
-    heading = "Flagged:" if flagged else "Largest changes (none flagged):"
+    if any(row.beyond_noise is None for row in rows):
+        lines += ["Where either run timed a single process (`--processes 1`), growth alone decides: one process's "
+                  "launch-bound host time is one draw from a wide spread (docs/performance.md).", ""]
+    table = [[("**grew**" if row.flagged(threshold) else ""), escape_cell(row.kernel), row.style, row.mode, str(row.size),
+              f"{row.baseline:.2f}x", _range(row.baseline_range, row.processes[0]), f"{row.new:.2f}x",
+              _range(row.new_range, row.processes[1]), f"{100 * row.growth:+.0f}%"]
+             for row in (flagged + within_noise or rows[:10])]
+    heading = "Flagged, and grown within the noise:" if flagged or within_noise else "Largest changes (none flagged):"
     return "\n".join(lines + [heading, "", markdown_table(
-        ["", "kernel", "style", "mode", "size", "baseline x native", "now x native", "change"], table), ""])
+        ["flag", "kernel", "style", "mode", "size", "baseline x native", "baseline, by process", "now x native",
+         "now, by process", "change"], table), ""])

@@ -6,21 +6,22 @@ import math
 from pathlib import Path
 
 from harness.perf_results import MODES, PerfFile
-from harness.report.performance import PerfIndex, kernels_of, sizes_of
+from harness.report.performance import PerfIndex, kernels_of, overhead, sizes_of
 from harness.vocab import CONTROL_STYLE, STYLES
 
 
 def overhead_by_style_and_mode(perf: PerfFile) -> dict[tuple[str, str], float]:
-    """(style, mode) -> the geometric mean over kernels of host time over native's, at each kernel's smallest size."""
+    """(style, mode) -> the geometric mean over kernels of host time over native's (paired by process), at each
+    kernel's smallest size."""
     index = PerfIndex(perf.records)
     ratios: dict[tuple[str, str], list[float]] = {}
     for kernel in kernels_of(perf):
         size = min(sizes_of(perf, kernel))
         for style in STYLES:
             for mode in MODES:
-                host, native = index.host(kernel, style, mode, size), index.host(kernel, CONTROL_STYLE, mode, size)
-                if host and native:
-                    ratios.setdefault((style, mode), []).append(host / native)
+                value = overhead(index, kernel, style, CONTROL_STYLE, mode, size)
+                if value:
+                    ratios.setdefault((style, mode), []).append(value)
     return {key: math.exp(sum(map(math.log, values)) / len(values)) for key, values in ratios.items()}
 
 
