@@ -34,12 +34,15 @@ def combine(per_process: list[PerfRecord]) -> PerfRecord:
     if untimed:
         first = untimed[0]
         return dataclasses.replace(first, detail={**first.detail, "process_outcomes": outcomes})
-    host_medians = [record.host["median_s"] for record in per_process]
-    chosen = per_process[_median_index(host_medians)]
-    host = {**chosen.host, "process_medians_s": host_medians}
+    hosts = [record.host for record in per_process if record.host is not None]  # timed: every one has host stats
+    host_medians = [stats["median_s"] for stats in hosts]
+    chosen_index = _median_index(host_medians)
+    chosen = per_process[chosen_index]
+    host = {**hosts[chosen_index], "process_medians_s": host_medians}
+    devices = [record.device for record in per_process if record.device is not None]
     device = chosen.device
-    if all(record.device for record in per_process):
-        device = {**chosen.device, "process_medians_s": [record.device["median_s"] for record in per_process]}
+    if chosen.device is not None and len(devices) == len(per_process):
+        device = {**chosen.device, "process_medians_s": [stats["median_s"] for stats in devices]}
     firsts = [record.first_call_s for record in per_process if record.first_call_s is not None]
     return dataclasses.replace(chosen, host=host, device=device,
                                first_call_s=statistics.median(firsts) if firsts else chosen.first_call_s,
