@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.jsonl import json_objects
+
 PERF_SCHEMA = "perf-1"
 RECORD_KIND = "perf"
 TIMED = "pass"  # a perf cell that was measured has the outcome its matrix cell had: pass
@@ -75,6 +77,7 @@ class PerfRecord:
 class PerfFile:
     header: dict[str, Any]
     records: list[PerfRecord]
+    dropped_torn_line: bool = False
 
     @property
     def environment(self) -> dict[str, Any]:
@@ -100,25 +103,14 @@ def _problem(record: dict[str, Any]) -> str | None:
 
 
 def read_perf_results(path: str | Path) -> PerfFile:
-    """Read and validate a perf results file; every problem is a PerfFileError naming the file and line."""
+    """Read and validate a perf results file; every problem is a PerfFileError naming the file and line.
+
+    A torn last line (a run killed mid-write) is dropped, as in matrix results files."""
     path = Path(path)
-    if not path.is_file():
-        raise PerfFileError(f"{path}: no such perf results file")
     header: dict[str, Any] | None = None
     records: list[PerfRecord] = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PerfFileError(f"{path}: cannot be read as text ({exc})") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise PerfFileError(f"{path}:{number}: not a JSON line ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise PerfFileError(f"{path}:{number}: a line is not a JSON object")
+    lines, dropped = json_objects(path, "perf results file", PerfFileError)
+    for number, record in lines:
         if header is None:
             if record.get("record") != "header" or record.get("perf_schema") != PERF_SCHEMA:
                 raise PerfFileError(f"{path}:{number}: not a perf results header (expected perf_schema {PERF_SCHEMA!r}; "
@@ -133,7 +125,7 @@ def read_perf_results(path: str | Path) -> PerfFile:
         records.append(PerfRecord.from_record(record))
     if header is None:
         raise PerfFileError(f"{path}: empty perf results file (no header)")
-    return PerfFile(header=header, records=records)
+    return PerfFile(header=header, records=records, dropped_torn_line=dropped)
 
 
 # What must be equal for two perf files to be one machine's numbers (the rest names hosts and processes).

@@ -9,10 +9,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from harness.jsonl import json_objects
 
 SCHEMA_VERSION = 1
 
@@ -108,30 +109,6 @@ _REQUIRED_TEXT = ("id", "kernel", "style", "pipeline", "outcome")
 _OPTIONAL_TEXT = ("stage", "error_type", "error", "reason", "traceback")
 
 
-def _split_lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, bytes, is an unterminated last line): a run killed mid-write leaves exactly that."""
-    lines = data.split(b"\n")
-    last_terminated = data.endswith(b"\n")
-    if last_terminated:
-        lines = lines[:-1]
-    for number, line in enumerate(lines, start=1):
-        yield number, line, number == len(lines) and not last_terminated
-
-
-def _read_bytes(path: Path) -> bytes:
-    if not path.exists():
-        raise ResultsFileError(f"{path}: no such results file")
-    if path.is_dir():
-        raise ResultsFileError(f"{path}: is a folder, not a results file")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ResultsFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if b"\0" in data:
-        raise ResultsFileError(f"{path}: not a results file (binary data, not JSON Lines)")
-    return data
-
-
 def _check_header(path: Path, number: int, record: dict[str, Any]) -> None:
     if record.get("record") != "header":
         raise ResultsFileError(f"{path}:{number}: the first line is not a results header")
@@ -203,24 +180,8 @@ def read_results(path: str | Path) -> ResultsFile:
     header: dict[str, Any] | None = None
     cells: list[CellResult] = []
     seen: dict[str, tuple[int, int]] = {}  # cell id -> (line number, index in cells)
-    dropped = False
-    for number, raw, unterminated in _split_lines(_read_bytes(path)):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            if unterminated and header is not None:
-                dropped = True
-                continue
-            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8 text"
-            if header is None:
-                raise ResultsFileError(f"{path}: not a results file (line {number} is not JSON: {why})") from None
-            raise ResultsFileError(
-                f"{path}:{number}: not a JSON line ({why}); a torn or corrupt line is tolerated only as the last line"
-            ) from None
-        if not isinstance(record, dict):
-            raise ResultsFileError(f"{path}:{number}: a line is not a JSON object")
+    records, dropped = json_objects(path, "results file", ResultsFileError)
+    for number, record in records:
         if header is None:
             _check_header(path, number, record)
             header = record

@@ -160,6 +160,9 @@ def command_perf_report(args: argparse.Namespace) -> int:
         perf = read_perf_results(args.perf_results)
     except PerfFileError as exc:
         raise CliError(str(exc)) from None
+    if perf.dropped_torn_line:
+        print(f"warning: {args.perf_results}: the last line is torn (a run killed mid-write); it was dropped",
+              file=sys.stderr)
     png_name = None
     if args.png:
         from harness.report.performance_plot import write_overhead_plot

@@ -250,6 +250,8 @@ def render_performance(perf: PerfFile, png: str | None = None) -> str:
     lines = ["# Performance: what each wrapping style costs", ""]
     if cpu:
         lines += [CPU_TIER_NOTICE, "", CPU_PERF_NOTICE, ""]
+    if perf.dropped_torn_line:
+        lines += ["The perf file ended in a torn line (a killed run); that line was dropped.", ""]
     lines += [_method(perf.header), "", self_check(perf), ""]
     if png:
         lines += [f"![Host time over native by style and mode]({png})", ""]

@@ -155,3 +155,14 @@ def test_the_kernel_against_compile_is_not_compared_across_two_runs(tmp_path):
     compiled = write(tmp_path / "compile.jsonl", [timed("add", "native", "compile", 1000, 80.0, device_us=3.0)])
     joined = join_perf_files([eager, compiled])
     assert "timed in different runs of a joined file" in render_performance(joined)
+
+
+def test_a_perf_file_cut_mid_line_by_a_killed_run_keeps_its_whole_records(tmp_path, capsys):
+    path = write(tmp_path / "perf.jsonl", [timed("add", "native", "eager", 1000, 8.0),
+                                           timed("add", "raw", "eager", 1000, 20.0)])
+    path.write_text(path.read_text() + '{"record": "perf", "kernel": "add", "sty')  # killed while writing a third
+    perf = read_perf_results(path)
+    assert perf.dropped_torn_line and [r.style for r in perf.records] == ["native", "raw"]
+    assert main(["perf-report", str(path), "-o", str(tmp_path / "performance.md")]) == 0
+    assert "the last line is torn" in capsys.readouterr().err
+    assert "ended in a torn line" in (tmp_path / "performance.md").read_text()
