@@ -67,10 +67,13 @@ def main(argv: list[str]) -> int:
         _become_python(python_args, f"no zygote in {directory} ({type(exc).__name__}: {exc})")
     environment = dict(os.environ, **{STARTED_VARIABLE: "zygote"})
     request = {"env": environment, "cwd": os.getcwd(), "code": code}
-    socket.send_fds(connection, [WORKER_REQUEST], [0, 1, 2])
-    connection.sendall((json.dumps(request) + "\n").encode())
-    replies = connection.makefile("r")
-    started = replies.readline()
+    try:  # a zygote that refused to fork (its warm-up started CUDA) exits unread: a reset, not an empty line
+        socket.send_fds(connection, [WORKER_REQUEST], [0, 1, 2])
+        connection.sendall((json.dumps(request) + "\n").encode())
+        replies = connection.makefile("r")
+        started = replies.readline()
+    except OSError as exc:
+        _become_python(python_args, f"the zygote closed without starting a worker ({type(exc).__name__}: {exc})")
     if not started:
         _become_python(python_args, "the zygote closed without starting a worker")
     null = os.open(os.devnull, os.O_RDWR)

@@ -117,6 +117,30 @@ def test_with_no_zygote_the_caller_becomes_a_new_python_and_says_so(tmp_path):
     assert "no zygote" in done.stderr and "starting a new Python instead" in done.stderr
 
 
+def test_a_zygote_that_exits_without_answering_leaves_the_caller_a_new_python(tmp_path):
+    """Seen with a CUDA build of torch on a machine with no GPU: the zygote's warm-up marks CUDA started, so it
+    refuses to fork and exits with the request unread; the caller's read is then a reset, not an empty line."""
+    import socket
+    import threading
+
+    tmp_path.mkdir(exist_ok=True)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(tmp_path / zygote_python.SOCKET))
+    server.listen(1)
+
+    def exit_unread() -> None:
+        connection, _ = server.accept()
+        connection.recv(1)  # the request's first byte, then nothing more: the rest stays unread
+        connection.close()
+
+    threading.Thread(target=exit_unread, daemon=True).start()
+    done = _python(tmp_path, "import os; print(os.environ['TCM_WORKER_START'])")
+    server.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["spawn"]
+    assert "the zygote closed without starting a worker" in done.stderr
+
+
 def test_arguments_other_than_execnets_start_a_new_python(tmp_path):
     done = subprocess.run([*STAND_IN, str(tmp_path), "-c", "print(1)", "extra"], capture_output=True, text=True, timeout=60)
     assert "are not `-u -c CODE`" in done.stderr
