@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.report.aggregate import ordered
-from harness.report.history import version_columns
-from harness.results import ResultsFile
+from harness.report.call_sites import main_cells
+from harness.report.history import Column, version_columns
+from harness.results import CellResult, ResultsFile
 from harness.vocab import OUTCOMES, PIPELINES, STYLES
 
 # The same colours as the HTML page (html.py STYLE), one per outcome in vocabulary order.
@@ -16,6 +17,12 @@ OUTCOME_COLOURS = {"pass": "#2e7d32", "wrong": "#ad1457", "fail": "#c62828", "cr
                    "timeout": "#ef6c00", "skip": "#bdbdbd", "env": "#795548", "flaky": "#f9a825"}
 NOT_RUN = "#ffffff"
 PANELS_PER_ROW = 3
+
+
+def heatmap_cells(newest: Column) -> list[CellResult]:
+    """The newest version's chart cells: a call-site cell (its own table in the report) would land on the square
+    of the main cell of its style and pipeline."""
+    return list(main_cells(newest.cells).values())
 
 
 def write_heatmap_png(files: Sequence[tuple[str, ResultsFile]], path: Path) -> Path:
@@ -28,7 +35,7 @@ def write_heatmap_png(files: Sequence[tuple[str, ResultsFile]], path: Path) -> P
     from matplotlib.patches import Patch
 
     newest = version_columns(list(files))[0]
-    cells = newest.cells.values()
+    cells = heatmap_cells(newest)
     styles = ordered((c.style for c in cells), STYLES)
     pipelines = ordered((c.pipeline for c in cells), PIPELINES)
     kernels = sorted({c.kernel for c in cells})

@@ -12,7 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from harness.report.aggregate import cell_order, verdict_of
+from harness.report.aggregate import cell_order, cells_for, verdict_of
+from harness.report.call_sites import main_cells
 from harness.report.capabilities import CAPABILITIES
 from harness.report.chart import chart_columns
 from harness.report.environment import environment_line
@@ -54,16 +55,14 @@ def page_data(files: Sequence[tuple[str, ResultsFile]]) -> dict[str, Any]:
                         key=lambda r: str(r.header.get("started") or "")).header
     chart_cols = chart_columns(newest.cells)
     chart = [{"capability": cap.name,
-              "verdicts": [verdict_of([c for c in newest.cells.values() if c.style == col.style
-                                       and c.pipeline in cap.pipelines]).text() for col in chart_cols]}
+              "verdicts": [verdict_of(cells_for(newest.cells, col.style, cap.pipelines)).text() for col in chart_cols]}
              for cap in CAPABILITIES]
     history = []
     if len(columns) > 1:
         all_cells = {k: v for column in columns for k, v in column.cells.items()}
         for cap in CAPABILITIES:
             for col in chart_columns(all_cells):
-                evidence = [sorted((c for c in column.cells.values() if c.style == col.style
-                                    and c.pipeline in cap.pipelines), key=cell_order) for column in columns]
+                evidence = [cells_for(column.cells, col.style, cap.pipelines) for column in columns]
                 verdicts = [verdict_of(cells) for cells in evidence]
                 if not any(v.asked or v.not_asked for v in verdicts):
                     continue
@@ -78,8 +77,10 @@ def page_data(files: Sequence[tuple[str, ResultsFile]]) -> dict[str, Any]:
         "features": kernel_features(files),
         "chart": {"columns": [col.label for col in chart_cols], "rows": chart},
         "history": history,
+        # the chart's cells; call-site cells (same style and pipeline, another call site) have their own table
+        # in the Markdown report and would land on a main cell's square
         "cells": [_cell_record(column.label, cell) for column in columns
-                  for cell in sorted(column.cells.values(), key=cell_order)],
+                  for cell in sorted(main_cells(column.cells).values(), key=cell_order)],
     }
 
 

@@ -38,3 +38,33 @@ def test_cli_writes_the_page_and_a_bad_file_is_one_line_and_exit_2(tmp_path: Pat
     assert main(["html", str(bad), "-o", str(tmp_path / "q.html")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "bad.jsonl" in err and err.count("\n") == 1
+
+
+def test_call_site_cells_stay_out_of_the_pages_chart_heatmap_and_png(tmp_path: Path) -> None:
+    """A call-site cell has its style and pipeline: counted in, it made the page's chart say 102/140 where the
+    Markdown chart said 34/35, and it landed on the main cell's square of the heatmap."""
+    pytest = __import__("pytest")
+    from harness.report.render import render_report
+    from harness.vocab import cell_id
+
+    def sited(site: str, outcome: str):
+        made = cell("add", "autograd_function", "compile_fullgraph", outcome)
+        made.id, made.call_site = cell_id("add", "autograd_function", "compile_fullgraph", site), site
+        return made
+
+    measured = results([cell("add", "autograd_function", "compile_fullgraph"), sited("direct", "pass"),
+                        sited("module_attribute", "fail")])
+    data = page_data([("gpu.jsonl", measured)])
+    fullgraph = next(row for row in data["chart"]["rows"] if row["capability"] == "Supports torch.compile(fullgraph=True)")
+    assert "Yes (1/1)" in fullgraph["verdicts"]
+    assert "Yes (1/1)" in render_report(measured)  # the same verdict as the Markdown chart
+    assert [(c["style"], c["outcome"]) for c in data["cells"]] == [("autograd_function", "pass")]
+    from harness.report.heatmap_png import heatmap_cells
+    from harness.report.history import version_columns
+
+    newest = version_columns([("gpu.jsonl", measured)])[0]
+    assert [c.id for c in heatmap_cells(newest)] == ["add/autograd_function/compile_fullgraph"]
+    pytest.importorskip("matplotlib")
+    from harness.report.heatmap_png import write_heatmap_png
+
+    assert write_heatmap_png([("gpu.jsonl", measured)], tmp_path / "h.png").read_bytes().startswith(b"\x89PNG")
