@@ -159,7 +159,7 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
                         help="drop each cell's full traceback (to publish a run in the repository)")
     parser.add_argument("--rerun", action="store_true",
                         help="the files are a run and later runs of some of its cells: a later file's record of a "
-                             "cell replaces the earlier one, and the header lists each replacement")
+                             "cell replaces the earlier one, and the header lists each one that changed the outcome or error")
 
     parser = add("history", history, "Tabulate capabilities across torch/triton versions.")
     parser.add_argument("results", nargs="+")

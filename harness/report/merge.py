@@ -2,7 +2,8 @@
 
 With `rerun`, the files are a run and later runs of some of its cells in the same environment (a cell
 re-measured after a harness fix, a suspected flake asked again): a later file's cell replaces the earlier
-record, and the header lists every replacement with both outcomes, so the joined file says what it is made of.
+record, and the header lists every replacement that changed the outcome or the error line, with both
+outcomes, so the joined file says what it is made of.
 
 Environment keys that name the machine or process rather than the software
 (VOLATILE_ENVIRONMENT_KEYS) may differ between shards; every other key, and the

@@ -64,3 +64,18 @@ def test_entries_count_kernels_and_a_footnote_names_the_kernels_behind_a_minorit
 
 def test_no_call_site_cells_no_section():
     assert "## Call sites" not in render_report(results(MEASURED[:1]))
+
+
+def test_the_run_summary_gives_call_site_cells_a_grid_of_their_own():
+    from harness.report.summary import render_summary
+
+    text = render_summary(results(MEASURED))
+    main_grid, site_grid = text.split("call sites (docs/call-sites.md):")
+    assert "autograd_function@" not in main_grid and "compile_fullgraph  ok" in main_grid
+    header = next(line for line in site_grid.splitlines() if line.startswith("pipeline"))
+    assert header.split() == ["pipeline", "autograd_function@direct", "autograd_function@module_alias",
+                              "autograd_function@module_attribute"]
+    assert next(line for line in site_grid.splitlines() if line.startswith("compile_fullgraph")).split() == [
+        "compile_fullgraph", "ok", "ok", "FAIL"]
+    only_sites = render_summary(results(MEASURED[1:]))
+    assert "call sites (docs/call-sites.md):" in only_sites and "\npipeline    autograd_function\n" not in only_sites
