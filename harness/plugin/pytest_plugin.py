@@ -8,7 +8,7 @@ pytest-xdist's process boundary as plain records.
 from __future__ import annotations
 
 import datetime
-import os
+import random
 import sys
 import time
 from pathlib import Path
@@ -17,22 +17,24 @@ from typing import Any
 import pytest
 
 from harness.plugin.progress import Progress
+from harness.plugin.state import (
+    RESULT_PROPERTY,
+    MatrixState,
+    is_controller,
+    made_loader_dir,
+    matrix_state,
+    stop_loader,
+)
 from harness.results import CellResult, ResultsWriter, header_record, read_results
 from harness.run.loader_zygote import read_warmup
 from harness.run.options import add_pytest_options
-from harness.run.repeat import RepeatError, parse_repeat, run_repeated
-from harness.run.resume import ResumeError, check_resumable, repair_torn_tail
-from harness.run.selection import Cell, SelectionError, chosen_pipelines, chosen_styles, select_cells, validate
-from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
-from harness.run.zygote_python import STARTED_VARIABLE
+from harness.run.repeat import run_repeated
+from harness.run.selection import Cell
+from harness.run.shard import longest_groups_first
+from harness.run.verdict import evidence_line, mark_env
 from harness.vocab import CONTROL_STYLE, PIPELINES
 
 pytest_plugins = ["harness.plugin.xdist_hooks"]  # GPU pinning of xdist workers, and the controller's side of worker isolation
-RESULT_PROPERTY = "matrix_cell"
-DEFAULT_TIMEOUT_S = {"gpu": 300.0, "cpu": 600.0}
-EXPECTED_DIR = Path(__file__).resolve().parents[2] / "matrix" / "expected"
-_state_key = pytest.StashKey["MatrixState"]()
-_loader_key = pytest.StashKey[Path]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,151 +44,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a live count instead of pytest's per-test output (what `harness run` asks)")
 
 
-class MatrixState:
-    """Per-process state, made on first use so that runs collecting no matrix suite never import torch."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        from harness.domain.registry import load_specs
-        from harness.run.environment import enter_tier, resolve_tier
-
-        option = config.option
-        self.config = config
-        self.tier = resolve_tier(option.matrix_tier)
-        enter_tier(self.tier)
-        self.kernels_from: list[str] = list(option.kernels_from)
-        self.specs = load_specs(self.kernels_from)
-        self.kernels = validate("kernel", option.matrix_kernel, self.specs)
-        self.styles = chosen_styles(option.matrix_style, option.matrix_all, self.tier)
-        self.pipelines = chosen_pipelines(option.matrix_pipeline, option.matrix_all, self.tier)
-        self.isolation: str = option.matrix_isolation
-        self._point_at_loader()
-        self.cold_cache: bool = option.matrix_cold_cache
-        self.gpu = os.environ.get("CUDA_VISIBLE_DEVICES") if getattr(config, "workerinput", {}).get("tcm_gpu") else None
-        self.timeout_s: float = option.matrix_timeout or DEFAULT_TIMEOUT_S[self.tier]
-        self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        workerinput = getattr(config, "workerinput", None)
-        self.worker_started_by = os.environ.get(STARTED_VARIABLE, "spawn") if workerinput is not None else None
-        self.controls: dict[tuple[str, str], CellResult] = {}
-        self.baseline = _load_baseline(option.matrix_baseline_dir or str(EXPECTED_DIR), self.tier)
-        self.repeat = parse_repeat(option.matrix_repeat, "--matrix-repeat")
-        self.shard = parse_shard(option.matrix_shard, "--matrix-shard") if option.matrix_shard else None
-        durations = load_durations(option.matrix_durations_from) if option.matrix_durations_from else None
-        in_shard = shard_cells(select_cells(self.kernels, self.styles, self.pipelines), self.shard, durations)
-        done = self._resume_from(option.matrix_resume)
-        self.planned = [cell for cell in in_shard if cell.id not in done]
-        self.durations = durations if durations is not None else _published_durations(self.tier)
-        self._private_caches()
-
-    def _point_at_loader(self) -> None:
-        """Where this process's aoti_fresh_process loads go: with `zygote`, the run's zygote (the one the xdist
-        controller made, harness.plugin.xdist_hooks, or this process's own); never one inherited from another run."""
-        from harness.plugin.xdist_hooks import LOADER
-        from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
-
-        for variable in (LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE):
-            os.environ.pop(variable, None)
-        workerinput = getattr(self.config, "workerinput", None)
-        if workerinput is not None and workerinput.get(LOADER):
-            point_at_loader_zygote(*workerinput[LOADER])
-        elif workerinput is None and not getattr(self.config.option, "numprocesses", None):
-            point_at_loader_zygote(loader_dir(self.config), os.getpid())
-
-    def _resume_from(self, path: str | None) -> set[str]:
-        """Cells already in the file are not run again; its controls still judge the styles run now."""
-        if not path:
-            return set()
-        from harness.run.environment import describe
-
-        results = check_resumable(path, describe(self.tier))  # checked before the file is touched
-        if _is_controller(self.config):  # before any worker reads it; the cells read above stay the same
-            repair_torn_tail(path)
-        for cell in results.cells:
-            if cell.style == CONTROL_STYLE:
-                self.controls[(cell.kernel, cell.pipeline)] = cell
-        return {cell.id for cell in results.cells}
-
-    def run_options(self) -> dict[str, Any]:
-        """What the header records of --matrix-shard, --matrix-durations-from and --matrix-repeat, when given."""
-        option = self.config.option
-        options = {"shard": str(self.shard) if self.shard else None, "durations_from": option.matrix_durations_from,
-                   "repeat": self.repeat if self.repeat > 1 else None}
-        return {key: value for key, value in options.items() if value is not None}
-
-    def _private_caches(self) -> None:
-        """One Inductor and Triton cache per worker, so concurrent workers never race on a cache entry.
-
-        A folder the user named is kept. One under the harness's own root came from the process that started
-        this one (an xdist controller sets its own before it starts its workers) and is replaced: keeping it made
-        every worker of a run share the controller's caches (measured on the H100: concurrent first AOTInductor
-        compiles left a package with an empty JSON file)."""
-        from harness.run.environment import caches_root
-
-        shared = caches_root()
-        root = shared / f"{os.getppid()}-{self.worker}"
-        for variable, name in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
-            inherited = os.environ.get(variable)
-            if inherited is None or Path(inherited).is_relative_to(shared):
-                os.environ[variable] = str(root / name)
-
-
-PUBLISHED_RESULTS = {"gpu": Path(__file__).resolve().parents[2] / "reports" / "gpu-results.jsonl"}
-
-
-def _published_durations(tier: str) -> dict[str, float] | None:
-    """Cell durations of the published results of this tier, to order a run's groups; None when there are none."""
-    path = PUBLISHED_RESULTS.get(tier)
-    if path is None or not path.is_file():
-        return None
-    try:
-        return load_durations(str(path))
-    except ShardError:
-        return None
-
-
-def loader_dir(config: pytest.Config) -> Path:
-    """This run's loader-zygote folder, made once by the process that owns the run (harness.run.loader_zygote)."""
-    if _loader_key not in config.stash:
-        from harness.run.loader_zygote import make_loader_dir
-
-        config.stash[_loader_key] = make_loader_dir()
-    return config.stash[_loader_key]
-
-
-def point_at_loader_zygote(directory: Path | str, owner_pid: int) -> None:
-    """Fresh-process AOTI cells of this process, and of the cell processes it makes, use that zygote."""
-    from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
-
-    os.environ[LOADER_DIR_VARIABLE] = str(directory)
-    os.environ[LOADER_OWNER_VARIABLE] = str(owner_pid)
-
-
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if _loader_key in config.stash:
-        from harness.run.loader_zygote import stop
-
-        stop(config.stash[_loader_key])
-        del config.stash[_loader_key]
-
-
-def _load_baseline(directory: str, tier: str) -> dict[str, str] | None:
-    """The reviewed expected outcomes for this torch/triton/tier, if any were recorded."""
-    if directory == "none":
-        return None
-    from harness.report.baseline import load_baseline
-    from harness.run.environment import describe
-
-    return load_baseline(directory, describe(tier))
-
-
-def matrix_state(config: pytest.Config) -> MatrixState:
-    if _state_key not in config.stash:
-        from harness.domain.registry import KernelSourceError
-
-        try:
-            config.stash[_state_key] = MatrixState(config)
-        except (SelectionError, KernelSourceError, ShardError, ResumeError, RepeatError) as exc:
-            raise pytest.UsageError(str(exc)) from None
-    return config.stash[_state_key]
+    stop_loader(config)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -210,19 +69,26 @@ def _matrix_cell(item: pytest.Item) -> Cell | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Drop the placeholder items of suites whose pipelines were all filtered out (pytest's empty parameter set);
     put the cells longest group first (harness.run.shard.longest_groups_first) by --matrix-durations-from, else by
-    the published results of this tier, so that no long group starts last and bounds the run."""
+    the published results of this tier, so that no long group starts last and bounds the run; --matrix-order
+    reverses that order or shuffles it (harness order-check compares two orders)."""
     empty = [item for item in items if "matrix_cell" in getattr(item, "fixturenames", ()) and _matrix_cell(item) is None]
     if empty:
         config.hook.pytest_deselected(items=empty)
         items[:] = [item for item in items if item not in empty]
     cells = {item: cell for item in items if (cell := _matrix_cell(item)) is not None}
-    if not cells or not matrix_state(config).durations:
+    if not cells:
         return
-    from harness.run.shard import longest_groups_first
-
-    durations = matrix_state(config).durations or {}
-    rank = {cell.id: position for position, cell in enumerate(longest_groups_first(list(cells.values()), durations))}
-    items[:] = sorted(cells, key=lambda item: rank[cells[item].id]) + [item for item in items if item not in cells]
+    ordered = list(cells)
+    durations = matrix_state(config).durations
+    if durations:
+        rank = {cell.id: position for position, cell in enumerate(longest_groups_first(list(cells.values()), durations))}
+        ordered.sort(key=lambda item: rank[cells[item].id])
+    order = matrix_state(config).order
+    if order == "reversed":
+        ordered.reverse()
+    elif isinstance(order, int):
+        random.Random(order).shuffle(ordered)
+    items[:] = ordered + [item for item in items if item not in cells]
 
 
 @pytest.fixture
@@ -295,27 +161,6 @@ def judge_by_control(state: MatrixState, cell: Cell, result: CellResult) -> None
     mark_env(result, state.controls[key])
 
 
-def mark_env(result: CellResult, control: CellResult) -> None:
-    """Make a non-passing style's result `env` when the control failed too, keeping its own outcome and the control's error."""
-    if control.outcome in ("pass", "skip") or result.outcome in ("pass", "skip"):
-        return
-    result.control = {k: getattr(control, k) for k in ("outcome", "stage", "error_type", "error")}
-    result.reason = (
-        f"the native control is {control.outcome} in {result.pipeline} "
-        f"({control.stage}: {control.error_type}: {control.error}); own outcome was {result.outcome}"
-    )
-    result.detail["own_outcome"] = result.outcome
-    result.outcome = "env"
-
-
-def evidence_line(result: CellResult) -> str:
-    if result.outcome in ("skip", "env"):
-        return result.reason or ""
-    if result.outcome == "pass":
-        return ""
-    return f"{result.outcome} in stage {result.stage}: {result.error_type}: {result.error}"
-
-
 def assert_outcome(result: CellResult, expected: str | None = None) -> None:
     """A recorded cell is a finished measurement: its non-pass outcome lives in the results file, not in pytest's.
 
@@ -330,10 +175,6 @@ def assert_outcome(result: CellResult, expected: str | None = None) -> None:
 
 
 # ---- the controlling process: results file, progress, summary ----
-
-def _is_controller(config: pytest.Config) -> bool:
-    return not hasattr(config, "workerinput")
-
 
 def command_line() -> list[str]:
     """How this run was started, as a person would type it."""
@@ -352,7 +193,7 @@ def default_results_path(environment: dict[str, Any]) -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     """On the controller: refuse to overwrite results, validate names early, and start recording."""
-    if not _is_controller(config):
+    if not is_controller(config):
         return
     option = config.option
     path = option.matrix_results
@@ -362,7 +203,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if path and not resume and Path(path).exists() and not option.matrix_overwrite:
         raise pytest.UsageError(f"{path}: results file exists; pass --matrix-overwrite to replace it")
     if (option.matrix_kernel or option.matrix_style or option.matrix_pipeline or option.kernels_from
-            or resume or option.matrix_shard or option.matrix_repeat != "1"):
+            or resume or option.matrix_shard or option.matrix_repeat != "1"
+            or option.matrix_order != "longest-first"):
         matrix_state(config)  # bad names, shard, repeat or resume file: one error before anything runs
     config.pluginmanager.register(ResultsRecorder(config), "triton-compat-matrix-recorder")
 
@@ -407,9 +249,10 @@ class ResultsRecorder:
         """The zygote's warm-up where the workers are forked from it: serial time before the first worker starts.
 
         Elsewhere a zygote starts when a cell first asks for it, while other cells run, so it is not recorded."""
-        if _loader_key not in self.config.stash or getattr(self.config.option, "matrix_worker_start", None) != "zygote":
+        directory = made_loader_dir(self.config)
+        if directory is None or getattr(self.config.option, "matrix_worker_start", None) != "zygote":
             return None
-        warmup = read_warmup(self.config.stash[_loader_key])
+        warmup = read_warmup(directory)
         return warmup["warmup_s"] if warmup else None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

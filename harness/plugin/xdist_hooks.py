@@ -22,13 +22,17 @@ from typing import Any
 
 import pytest
 
+from harness.plugin.state import GPU, LOADER, RESULT_PROPERTY, WORKER_ROOT, loader_dir, matrix_state
+from harness.plugin.xdist_scheduler import dead_worker_exit_code, restart_safe_loadgroup
+from harness.run import worker_mode
 from harness.run.cell import CellRequest
 from harness.run.environment import share_cores
 from harness.run.gpus import GpuPins, visible_gpus
 from harness.run.options import DEFAULT_ISOLATION
+from harness.run.verdict import evidence_line, mark_env
 from harness.run.zygote_python import STARTED_VARIABLE
+from harness.vocab import CONTROL_STYLE, split_cell_id
 
-WORKER_ROOT, GPU, LOADER = "tcm_worker_root", "tcm_gpu", "tcm_loader"
 ZYGOTE_PYTHON = str(Path(__file__).resolve().parent.parent / "run" / "zygote_python.py")  # the stand-in for a worker's Python
 MAX_WORKER_RESTARTS = "100000"  # worker mode replaces a worker after every crash, timeout or CUDA error
 _pins_key = pytest.StashKey[GpuPins]()
@@ -46,9 +50,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if workerinput.get(GPU) is not None:
             os.environ["CUDA_VISIBLE_DEVICES"] = workerinput[GPU]
         if _isolation(config) == "worker" and workerinput.get(WORKER_ROOT):
-            from harness.run.worker_mode import configure
-
-            configure(Path(workerinput[WORKER_ROOT]) / workerinput["workerid"])
+            worker_mode.configure(Path(workerinput[WORKER_ROOT]) / workerinput["workerid"])
         return
     os.environ.pop(STARTED_VARIABLE, None)  # this run's workers say how they started; none inherits it from another run
     if config.getvalue("collectonly") or not runs_matrix(config):
@@ -99,7 +101,6 @@ def _start_workers_from_zygote(config: pytest.Config) -> None:
 
     xdist starts a worker as `PYTHON -u -c CODE`; PYTHON becomes harness.run.zygote_python, which has the zygote
     fork it. The zygote starts now, so that its warm-up overlaps the controller's collection."""
-    from harness.plugin.pytest_plugin import loader_dir
     from harness.run.environment import resolve_tier
     from harness.run.loader_zygote import ZygoteUnavailable, ensure_started
 
@@ -136,8 +137,6 @@ def pytest_configure_node(node: Any) -> None:
     """Controller, before a worker starts (a replacement included): its GPU, its worker-mode folder, the run's loader zygote."""
     config = node.config
     node.workerinput[GPU] = _pins(config).assign(node.gateway.id)
-    from harness.plugin.pytest_plugin import loader_dir
-
     node.workerinput[LOADER] = [str(loader_dir(config)), os.getpid()]
     if _root_key in config.stash:
         node.workerinput[WORKER_ROOT] = str(config.stash[_root_key])
@@ -154,71 +153,11 @@ def cell_id_of(nodeid: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _restart_safe_loadgroup(config: pytest.Config, log: Any) -> Any:
-    """xdist's loadgroup scheduler, fixed for workers that die (xdist 3.8 measured here, 6 groups, 3 crashing cells):
-    - it puts the dead worker's units back with the crashed item undone: it runs again, and crashes again,
-      until --max-worker-restart is spent and the rest of the run is dropped;
-    - it puts finished units back too: a new worker handed one has nothing to run and waits forever;
-    - it puts the dead worker's units back at the end of the queue: the rest of a group whose cell ended its
-      worker waited for every other group to be handed out (on the H200 all 15 `tensor_subclass` groups, whose
-      raw cells end their workers with CUDA errors, finished their other styles after the queue ran dry,
-      so their second round of worker replacements ended the run);
-    - it keeps the dead worker's collection, so with 2 workers it schedules a replacement that has not
-      collected yet (INTERNALERROR KeyError) and ends the run early;
-    - a replacement handed a requeued unit with one item left waits forever (a worker runs an item only once
-      it knows the next one);
-    - handing work to a worker that died a moment ago, before xdist heard of it, ends the run (OSError).
-    Here the crashed item counts as run once (its record comes from pytest_handlecrashitem), finished units
-    leave the queue, the rest goes back at its front (the next worker to ask takes it, a live one as a rule),
-    only workers that have collected are given work, and always at least two items."""
-    from xdist.scheduler import LoadGroupScheduling
-
-    class RestartSafeLoadGroupScheduling(LoadGroupScheduling):
-        def remove_node(self, node: Any) -> str | None:
-            workload = self.assigned_work.pop(node)
-            undone = [(unit, nodeid) for unit in workload.values() for nodeid, done in unit.items() if not done]
-            if not undone:  # a worker that finished its work
-                return None
-            unit, crashitem = undone[0]  # a worker runs its items in order: the first undone one was running
-            unit[crashitem] = True  # before any other worker is given this unit again
-            self.registered_collections.pop(node, None)
-            requeued = [scope for scope, work_unit in workload.items() if not all(work_unit.values())]
-            for scope in reversed(requeued):  # at the front, in the order they were handed out
-                self.workqueue[scope] = workload[scope]
-                self.workqueue.move_to_end(scope, last=False)
-            for other in self.assigned_work:
-                self._reschedule(other)
-            return crashitem
-
-        def _reschedule(self, node: Any) -> None:
-            if node not in self.registered_collections:
-                return
-            try:
-                super()._reschedule(node)
-                # A worker runs an item only once it knows the next one (or is told to stop): one pending item
-                # alone, from a requeued unit, would wait forever while the queue still has work.
-                while self.workqueue and not node.shutting_down and self._pending_of(self.assigned_work[node]) < 2:
-                    self._assign_work_unit(node)
-            except OSError:  # it died too and xdist has not said so yet: its remove_node requeues what it was given
-                pass
-
-    return RestartSafeLoadGroupScheduling(config, log)
-
-
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if _root_key in config.stash and config.getvalue("dist") == "loadgroup":
-        return _restart_safe_loadgroup(config, log)
+        return restart_safe_loadgroup(config, log)
     return None
-
-
-def _exit_code(node: Any) -> int | None:
-    """The dead worker's exit status (negative: the signal), read from execnet's Popen when it exposes it."""
-    popen = getattr(getattr(getattr(node, "gateway", None), "_io", None), "popen", None)
-    try:
-        return popen.wait(timeout=10) if popen is not None else None
-    except Exception:  # the status is evidence, not a requirement: faulthandler's log still names the signal
-        return None
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -229,10 +168,6 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     cell = cell_id_of(crashitem)
     if cell is None:
         return
-    from harness.plugin.pytest_plugin import RESULT_PROPERTY, evidence_line, mark_env, matrix_state
-    from harness.run import worker_mode
-    from harness.vocab import CONTROL_STYLE, split_cell_id
-
     worker = report.node.gateway.id
     directory = config.stash[_root_key] / worker
     if worker_mode.retired_after(directory) == cell:  # it left on purpose after this cell's results went out
@@ -242,7 +177,7 @@ def pytest_handlecrashitem(crashitem: str, report: Any, sched: Any) -> None:
     state = matrix_state(config)
     kernel, style, pipeline = split_cell_id(cell)
     request = CellRequest(kernel, style, pipeline, state.tier, kernels_from=state.kernels_from, worker=worker)
-    result = worker_mode.crash_result(request, directory, _exit_code(report.node))
+    result = worker_mode.crash_result(request, directory, dead_worker_exit_code(report.node))
     gpu = _pins(config).given.get(worker)
     if gpu is not None:
         result.detail["gpu"] = gpu
@@ -272,6 +207,4 @@ def pytest_report_teststatus(report: Any) -> tuple[str, str, str] | None:
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
     """In a worker-mode worker, after the cell's reports went out: leave if its CUDA context is poisoned."""
-    worker_mode = sys.modules.get("harness.run.worker_mode")
-    if worker_mode is not None:
-        worker_mode.retire_if_poisoned(cell_id_of(nodeid))  # the test's cell: its control may have run after it
+    worker_mode.retire_if_poisoned(cell_id_of(nodeid))  # the test's cell: its control may have run after it

@@ -58,19 +58,21 @@ def load_baseline(directory: str | Path, environment: dict[str, Any]) -> dict[st
     return cells
 
 
-def baseline_changes(directory: str | Path, results: ResultsFile) -> dict[str, list[str]] | None:
-    """What changed against this environment's baseline, by kind; None when it has none.
+def changes_against(expected: dict[str, str], results: ResultsFile) -> dict[str, list[str]]:
+    """What changed against these expected outcomes, by kind.
 
-    A regression is a cell the baseline expects to pass that does not; every other difference is listed too,
-    so that a reviewer can accept a new baseline (`python -m harness baseline`)."""
-    expected = load_baseline(directory, results.environment)
-    if expected is None:
-        return None
-    changes: dict[str, list[str]] = {"regressions": [], "newly passing": [], "changed": []}
+    A regression is a cell the baseline expects to pass that does not, confirmed (harness.run.confirm) or never
+    re-run; a `flaky` cell is listed on its own and is no regression. Every other difference is listed too, so
+    that a reviewer can accept a new baseline (`python -m harness baseline`)."""
+    changes: dict[str, list[str]] = {"regressions": [], "newly passing": [], "changed": [], "flaky": []}
     for cell_id, cell in final_cells(results).items():
         was = expected.get(cell_id)
         if was is None or was == cell.outcome:
             continue
+        if cell.outcome == "flaky":
+            changes["flaky"].append(f"{cell_id}: {was} -> {', '.join(cell.repeats or [])}")
+            continue
         kind = "regressions" if was == "pass" else "newly passing" if cell.outcome == "pass" else "changed"
-        changes[kind].append(f"{cell_id}: {was} -> {cell.outcome}")
+        verdict = (cell.detail.get("confirmation") or {}).get("verdict")
+        changes[kind].append(f"{cell_id}: {was} -> {cell.outcome}" + (" (confirmed)" if verdict == "confirmed" else ""))
     return changes

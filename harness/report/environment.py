@@ -68,6 +68,8 @@ def environment_table(header: dict[str, Any]) -> str:
         ("command", _command(header)),
     ]
     fields += [(name, str(header[key])) for name, key in OPTIONAL_FIELDS if header.get(key) is not None]
+    if isinstance(environment.get("graph_caches"), dict):  # harness.run.compile_caches
+        fields.append(("graph caches", ", ".join(f"{k}: {v}" for k, v in environment["graph_caches"].items())))
     if header.get("merged_from"):
         fields.append(("joined from", "; ".join(f"{part.get('source')} (started {part.get('started')})"
                                                 for part in header["merged_from"])))

@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.domain.evidence import error_type, full_traceback, graph_break, most_specific_line
 from harness.results import CellResult
+from harness.run.compile_caches import disable_graph_caches
 from harness.vocab import cell_id, split_style
 
 
@@ -60,6 +61,8 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
 
     enter_tier(request.tier)
     import torch
+
+    disable_graph_caches()  # before anything compiles: no graph cache entry of an earlier cell is reused
 
     from harness.domain.machine import device_capability
     from harness.domain.pipelines import RUNNERS

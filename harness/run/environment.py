@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.domain.interpreter import INTERPRETER_AUTOTUNE
+from harness.run.compile_caches import graph_caches_policy
 
 
 def query_gpus() -> list[dict[str, str]]:
@@ -88,6 +89,7 @@ def describe(tier: str) -> dict[str, Any]:
         "interpreter_autotune": INTERPRETER_AUTOTUNE if tier == "cpu" else None,
         "pycache_prefix": os.environ.get("PYTHONPYCACHEPREFIX"),
         "omp_num_threads": os.environ.get(CPU_THREADS_VARIABLE),
+        "graph_caches": graph_caches_policy(),
     }
 
 

@@ -79,6 +79,13 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               {"default": None, "metavar": "RESULTS.jsonl"}, _matrix("resume")),
     RunOption("repeat", ("--repeat",), "run each cell N times; differing outcomes make it flaky",
               {"default": "1", "metavar": "N"}, _matrix("repeat")),
+    RunOption("confirm", ("--confirm",), "run each cell whose outcome differs from the baseline again, alone, in a new "
+              "Python with cold caches, up to N times; tries that disagree make it flaky, and only confirmed changes "
+              "count as regressions (0: believe the first run)", {"type": int, "default": 3, "metavar": "N"}),
+    RunOption("order", ("--order",), "the order cells start in: longest-first (default: the longest groups first, by "
+              "--durations-from or the published results), reversed (that order backwards), or a number (shuffled with "
+              "that seed); with -n 1 it is the order within the one worker (`harness order-check` compares two)",
+              {"default": "longest-first", "metavar": "ORDER"}, _matrix("order")),
     RunOption("baseline_dir", ("--baseline-dir",), "where baselines (<torch>-<triton>-<tier>.json) live; 'none' to "
               "ignore them", {"default": None, "metavar": "DIR"}, _matrix("baseline-dir")),
 )

@@ -1,0 +1,188 @@
+"""The matrix's per-process state, shared by the pytest plugin's hooks and xdist's controller hooks.
+
+Made on first use (`matrix_state`), so that a pytest run that collects no matrix suite never imports torch.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.results import CellResult
+from harness.run.order import OrderError, parse_order
+from harness.run.repeat import RepeatError, parse_repeat
+from harness.run.resume import ResumeError, check_resumable, repair_torn_tail
+from harness.run.selection import SelectionError, chosen_pipelines, chosen_styles, select_cells, validate
+from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
+from harness.run.zygote_python import STARTED_VARIABLE
+from harness.vocab import CONTROL_STYLE
+
+RESULT_PROPERTY = "matrix_cell"
+DEFAULT_TIMEOUT_S = {"gpu": 300.0, "cpu": 600.0}
+EXPECTED_DIR = Path(__file__).resolve().parents[2] / "matrix" / "expected"
+# What the controller hands each xdist worker (harness.plugin.xdist_hooks): its worker-mode folder, its GPU, the loader zygote.
+WORKER_ROOT, GPU, LOADER = "tcm_worker_root", "tcm_gpu", "tcm_loader"
+_state_key = pytest.StashKey["MatrixState"]()
+_loader_key = pytest.StashKey[Path]()
+
+
+def is_controller(config: pytest.Config) -> bool:
+    return not hasattr(config, "workerinput")
+
+
+class MatrixState:
+    """Per-process state, made on first use so that runs collecting no matrix suite never import torch."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from harness.domain.registry import load_specs
+        from harness.run.environment import enter_tier, resolve_tier
+
+        option = config.option
+        self.config = config
+        self.tier = resolve_tier(option.matrix_tier)
+        enter_tier(self.tier)
+        self.kernels_from: list[str] = list(option.kernels_from)
+        self.specs = load_specs(self.kernels_from)
+        self.kernels = validate("kernel", option.matrix_kernel, self.specs)
+        self.styles = chosen_styles(option.matrix_style, option.matrix_all, self.tier)
+        self.pipelines = chosen_pipelines(option.matrix_pipeline, option.matrix_all, self.tier)
+        self.isolation: str = option.matrix_isolation
+        self._point_at_loader()
+        self.cold_cache: bool = option.matrix_cold_cache
+        self.gpu = os.environ.get("CUDA_VISIBLE_DEVICES") if getattr(config, "workerinput", {}).get("tcm_gpu") else None
+        self.timeout_s: float = option.matrix_timeout or DEFAULT_TIMEOUT_S[self.tier]
+        self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        workerinput = getattr(config, "workerinput", None)
+        self.worker_started_by = os.environ.get(STARTED_VARIABLE, "spawn") if workerinput is not None else None
+        self.controls: dict[tuple[str, str], CellResult] = {}
+        self.baseline = _load_baseline(option.matrix_baseline_dir or str(EXPECTED_DIR), self.tier)
+        self.repeat = parse_repeat(option.matrix_repeat, "--matrix-repeat")
+        self.order = parse_order(getattr(option, "matrix_order", None) or "longest-first", "--matrix-order")
+        self.shard = parse_shard(option.matrix_shard, "--matrix-shard") if option.matrix_shard else None
+        durations = load_durations(option.matrix_durations_from) if option.matrix_durations_from else None
+        in_shard = shard_cells(select_cells(self.kernels, self.styles, self.pipelines), self.shard, durations)
+        done = self._resume_from(option.matrix_resume)
+        self.planned = [cell for cell in in_shard if cell.id not in done]
+        self.durations = durations if durations is not None else _published_durations(self.tier)
+        self._private_caches()
+
+    def _point_at_loader(self) -> None:
+        """Where this process's aoti_fresh_process loads go: with `zygote`, the run's zygote (the one the xdist
+        controller made, harness.plugin.xdist_hooks, or this process's own); never one inherited from another run."""
+        from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
+
+        for variable in (LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE):
+            os.environ.pop(variable, None)
+        workerinput = getattr(self.config, "workerinput", None)
+        if workerinput is not None and workerinput.get(LOADER):
+            point_at_loader_zygote(*workerinput[LOADER])
+        elif workerinput is None and not getattr(self.config.option, "numprocesses", None):
+            point_at_loader_zygote(loader_dir(self.config), os.getpid())
+
+    def _resume_from(self, path: str | None) -> set[str]:
+        """Cells already in the file are not run again; its controls still judge the styles run now."""
+        if not path:
+            return set()
+        from harness.run.environment import describe
+
+        results = check_resumable(path, describe(self.tier))  # checked before the file is touched
+        if is_controller(self.config):  # before any worker reads it; the cells read above stay the same
+            repair_torn_tail(path)
+        for cell in results.cells:
+            if cell.style == CONTROL_STYLE:
+                self.controls[(cell.kernel, cell.pipeline)] = cell
+        return {cell.id for cell in results.cells}
+
+    def run_options(self) -> dict[str, Any]:
+        """What the header records of --matrix-shard, --matrix-durations-from and --matrix-repeat, when given."""
+        option = self.config.option
+        options = {"shard": str(self.shard) if self.shard else None, "durations_from": option.matrix_durations_from,
+                   "repeat": self.repeat if self.repeat > 1 else None,
+                   "order": self.order if self.order != "longest-first" else None}
+        return {key: value for key, value in options.items() if value is not None}
+
+    def _private_caches(self) -> None:
+        """One Inductor and Triton cache per worker, so concurrent workers never race on a cache entry.
+
+        A folder the user named is kept. One under the harness's own root came from the process that started
+        this one (an xdist controller sets its own before it starts its workers) and is replaced: keeping it made
+        every worker of a run share the controller's caches (measured on the H100: concurrent first AOTInductor
+        compiles left a package with an empty JSON file)."""
+        from harness.run.environment import caches_root
+
+        shared = caches_root()
+        root = shared / f"{os.getppid()}-{self.worker}"
+        for variable, name in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
+            inherited = os.environ.get(variable)
+            if inherited is None or Path(inherited).is_relative_to(shared):
+                os.environ[variable] = str(root / name)
+
+
+PUBLISHED_RESULTS = {"gpu": Path(__file__).resolve().parents[2] / "reports" / "gpu-results.jsonl"}
+
+
+def _published_durations(tier: str) -> dict[str, float] | None:
+    """Cell durations of the published results of this tier, to order a run's groups; None when there are none."""
+    path = PUBLISHED_RESULTS.get(tier)
+    if path is None or not path.is_file():
+        return None
+    try:
+        return load_durations(str(path))
+    except ShardError:
+        return None
+
+
+def loader_dir(config: pytest.Config) -> Path:
+    """This run's loader-zygote folder, made once by the process that owns the run (harness.run.loader_zygote)."""
+    if _loader_key not in config.stash:
+        from harness.run.loader_zygote import make_loader_dir
+
+        config.stash[_loader_key] = make_loader_dir()
+    return config.stash[_loader_key]
+
+
+def made_loader_dir(config: pytest.Config) -> Path | None:
+    """This run's loader-zygote folder if this process made one, else None (nothing is started)."""
+    return config.stash[_loader_key] if _loader_key in config.stash else None
+
+
+def stop_loader(config: pytest.Config) -> None:
+    """Stop the loader zygote this process started, if it did."""
+    if _loader_key in config.stash:
+        from harness.run.loader_zygote import stop
+
+        stop(config.stash[_loader_key])
+        del config.stash[_loader_key]
+
+
+def point_at_loader_zygote(directory: Path | str, owner_pid: int) -> None:
+    """Fresh-process AOTI cells of this process, and of the cell processes it makes, use that zygote."""
+    from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
+
+    os.environ[LOADER_DIR_VARIABLE] = str(directory)
+    os.environ[LOADER_OWNER_VARIABLE] = str(owner_pid)
+
+
+def _load_baseline(directory: str, tier: str) -> dict[str, str] | None:
+    """The reviewed expected outcomes for this torch/triton/tier, if any were recorded."""
+    if directory == "none":
+        return None
+    from harness.report.baseline import load_baseline
+    from harness.run.environment import describe
+
+    return load_baseline(directory, describe(tier))
+
+
+def matrix_state(config: pytest.Config) -> MatrixState:
+    if _state_key not in config.stash:
+        from harness.domain.registry import KernelSourceError
+
+        try:
+            config.stash[_state_key] = MatrixState(config)
+        except (SelectionError, KernelSourceError, ShardError, ResumeError, RepeatError, OrderError) as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[_state_key]
+

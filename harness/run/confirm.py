@@ -1,0 +1,112 @@
+"""Confirmation before alarm: a cell whose outcome differs from the baseline is run again before anyone is told.
+
+PyTorch's CI re-runs a failed test alone in a new process (test/run_test.py) and says either "failed and then
+succeeded" or "FAILED CONSISTENTLY". Here each changed cell is run again alone, in a new Python with empty
+Inductor and Triton caches, up to `tries` times, stopping at the first try whose outcome differs from the run's:
+- every try gives the run's outcome: the change is **confirmed**; the cell keeps its outcome;
+- a try disagrees: the cell is **flaky**; its outcome becomes `flaky` and the evidence of the first try that
+  did not pass is kept (as `--repeat` does).
+Either way the record gains `detail.confirmation`: the baseline's outcome, the verdict and every try (the run's
+own first) with its outcome and evidence. The extra cost falls only on the changed cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from harness.results import CellResult
+from harness.run.cell import CellRequest
+from harness.run.verdict import mark_env
+from harness.vocab import CONTROL_STYLE, split_cell_id
+
+DEFAULT_TRIES = 3
+TRY_FIELDS = ("outcome", "stage", "error_type", "error", "reason", "duration_s", "worker", "traceback")
+
+
+def changed_cells(cells: Iterable[CellResult], expected: dict[str, str]) -> list[CellResult]:
+    """The cells whose outcome is not the baseline's; cells the baseline does not know are new, not changed."""
+    return [cell for cell in cells if cell.id in expected and expected[cell.id] != cell.outcome]
+
+
+def _try_record(result: CellResult) -> dict[str, Any]:
+    record = {name: getattr(result, name) for name in TRY_FIELDS if getattr(result, name) not in (None, "")}
+    if result.control:
+        record["control"] = result.control
+    isolation = result.detail.get("isolation")
+    if isolation:
+        record["isolation"] = isolation
+    return record
+
+
+def confirm_cell(first: CellResult, expected: str, run_again: Callable[[], CellResult], tries: int) -> CellResult:
+    """`first` (the run's record) with its confirmation: confirmed when `tries` new runs agree with it, else flaky."""
+    attempts = [first]
+    for _ in range(tries):
+        attempts.append(run_again())
+        if attempts[-1].outcome != first.outcome:
+            break
+    held = all(attempt.outcome == first.outcome for attempt in attempts)
+    chosen = first if held else next(attempt for attempt in attempts if attempt.outcome != "pass")
+    record = replace(chosen, id=first.id, worker=first.worker, detail=dict(chosen.detail))
+    record.repeats = [attempt.outcome for attempt in attempts]
+    record.duration_s = round(sum(attempt.duration_s for attempt in attempts), 3)
+    record.detail["confirmation"] = {
+        "baseline": expected,
+        "verdict": "confirmed" if held else "flaky",
+        "tries": [_try_record(attempt) for attempt in attempts],
+        "how": f"the run, then up to {tries} new Python(s) with empty Inductor and Triton caches, one cell at a time",
+    }
+    if not held:
+        record.detail["flaky_own_outcome"] = record.outcome
+        record.outcome = "flaky"
+    return record
+
+
+def confirmation_line(record: CellResult) -> str:
+    """One line in the words of PyTorch's run_test.py, e.g. 'add/raw/compile: fail, FAILED CONSISTENTLY in 3 new processes'."""
+    confirmation = record.detail.get("confirmation", {})
+    outcomes = [attempt["outcome"] for attempt in confirmation.get("tries", [])]
+    first, again = (outcomes[0], outcomes[1:]) if outcomes else ("?", [])
+    was = confirmation.get("baseline", "?")
+    if confirmation.get("verdict") == "confirmed":
+        return (f"{record.id}: {was} -> {first}, {first.upper()} CONSISTENTLY in {len(again)} new process(es) "
+                "with cold caches: confirmed")
+    return f"{record.id}: {was} -> {first} in the run, then {', '.join(again)} in new processes with cold caches: flaky"
+
+
+class CellRerunner:
+    """Runs one cell again, alone, in a new Python with cold caches; judges a failing style by its control, run
+    the same way, as the run did (harness.run.verdict.mark_env)."""
+
+    def __init__(self, tier: str, kernels_from: list[str], timeout_s: float,
+                 run_isolated: Callable[[CellRequest, float, str], CellResult]) -> None:
+        self.tier, self.kernels_from, self.timeout_s = tier, kernels_from, timeout_s
+        self._run_isolated = run_isolated
+
+    def _request(self, kernel: str, style: str, pipeline: str) -> CellRequest:
+        return CellRequest(kernel, style, pipeline, self.tier, kernels_from=self.kernels_from, worker="confirm",
+                           cold_cache=True)
+
+    def __call__(self, cell: CellResult) -> CellResult:
+        kernel, style, pipeline = split_cell_id(cell.id)
+        result = self._run_isolated(self._request(kernel, style, pipeline), self.timeout_s, "process")
+        if cell.style != CONTROL_STYLE and result.outcome not in ("pass", "skip"):
+            control = self._run_isolated(self._request(kernel, CONTROL_STYLE, pipeline), self.timeout_s, "process")
+            mark_env(result, control)
+        return result
+
+
+def confirm_changes(cells: Iterable[CellResult], expected: dict[str, str], rerun: Callable[[CellResult], CellResult],
+                    tries: int = DEFAULT_TRIES, report: Callable[[str], None] | None = None) -> list[CellResult]:
+    """Confirm every changed cell; returns the records to append to the results file, in the order confirmed."""
+    confirmed = []
+    for cell in changed_cells(cells, expected):
+        record = confirm_cell(cell, expected[cell.id], partial(rerun, cell), tries)
+        confirmed.append(record)
+        if report is not None:
+            report(confirmation_line(record))
+    return confirmed
+
