@@ -111,10 +111,10 @@ class MatrixState:
         this one (an xdist controller sets its own before it starts its workers) and is replaced: keeping it made
         every worker of a run share the controller's caches (measured on the H100: concurrent first AOTInductor
         compiles left a package with an empty JSON file)."""
-        from harness.run.environment import caches_root
+        from harness.run.environment import caches_root, run_caches
 
         shared = caches_root()
-        root = shared / f"{os.getppid()}-{self.worker}"
+        root = run_caches() / self.worker
         for variable, name in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
             inherited = os.environ.get(variable)
             if inherited is None or Path(inherited).is_relative_to(shared):

@@ -26,7 +26,7 @@ from harness.plugin.state import GPU, LOADER, RESULT_PROPERTY, WORKER_ROOT, load
 from harness.plugin.xdist_scheduler import dead_worker_exit_code, restart_safe_loadgroup
 from harness.run import worker_mode
 from harness.run.cell import CellRequest
-from harness.run.environment import share_cores
+from harness.run.environment import share_cores, start_run_caches
 from harness.run.gpus import GpuPins, visible_gpus
 from harness.run.options import DEFAULT_ISOLATION
 from harness.run.verdict import evidence_line, mark_env
@@ -37,6 +37,7 @@ ZYGOTE_PYTHON = str(Path(__file__).resolve().parent.parent / "run" / "zygote_pyt
 MAX_WORKER_RESTARTS = "100000"  # worker mode replaces a worker after every crash, timeout or CUDA error
 _pins_key = pytest.StashKey[GpuPins]()
 _root_key = pytest.StashKey[Path]()
+_run_caches_key = pytest.StashKey[Path]()
 
 
 def _isolation(config: pytest.Config) -> str:
@@ -55,6 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop(STARTED_VARIABLE, None)  # this run's workers say how they started; none inherits it from another run
     if config.getvalue("collectonly") or not runs_matrix(config):
         return
+    config.stash[_run_caches_key] = start_run_caches()  # before the zygote or any worker starts: they inherit it
     asked = any(str(arg).startswith("--matrix-isolation") for arg in config.invocation_params.args)
     if _isolation(config) == "worker" and not getattr(config.option, "numprocesses", None) and not asked:
         # plain `pytest matrix` without -n: worker isolation needs xdist, so each cell gets a new Python instead
@@ -116,8 +118,9 @@ def _start_workers_from_zygote(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if _root_key in config.stash:
-        shutil.rmtree(config.stash[_root_key], ignore_errors=True)
+    for key in (_root_key, _run_caches_key):
+        if key in config.stash:
+            shutil.rmtree(config.stash[key], ignore_errors=True)
 
 
 def _pins(config: pytest.Config) -> GpuPins:
