@@ -18,8 +18,9 @@ from harness.report.diff import diff_results, render_diff
 from harness.report.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, update_docs
 from harness.report.evidence_sections import render_overrides, render_tracebacks
 from harness.report.features import FeatureError, only_feature
+from harness.report.flakes import render_flake_history
 from harness.report.history import HistoryError, render_history
-from harness.report.merge import MergeError, merge_files
+from harness.report.merge import MergeError, merge_files, results_text, settle_flaky
 from harness.report.render import render_report
 from harness.report.timings import render_timings
 from harness.results import ResultsFile, ResultsFileError, read_results, unknown_names
@@ -112,6 +113,22 @@ def merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def settle(args: argparse.Namespace) -> int:
+    if Path(args.output).resolve() in (Path(args.results).resolve(), Path(args.reference).resolve()):
+        raise MergeError(f"{args.output}: the output would overwrite an input")
+    settled, kept = settle_flaky(_read(args.results), _read(args.reference))
+    write_text_atomic(Path(args.output), results_text(settled))
+    for cell_id in kept:
+        print(f"kept the published record of flaky {cell_id}")
+    print(args.output)
+    return 0
+
+
+def flakes(args: argparse.Namespace) -> int:
+    _emit(render_flake_history([_read(name) for name in args.results]), args.output, tuple(args.results))
+    return 0
+
+
 def history(args: argparse.Namespace) -> int:
     _emit(render_history([(name, _read(name)) for name in args.results]), args.output, tuple(args.results))
     return 0
@@ -160,6 +177,15 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--rerun", action="store_true",
                         help="the files are a run and later runs of some of its cells: a later file's record of a "
                              "cell replaces the earlier one, and the header lists each one that changed the outcome or error")
+
+    parser = add("settle", settle, "A nightly's results with each flaky cell's record taken from the published results.")
+    parser.add_argument("results")
+    parser.add_argument("--reference", required=True, help="the published results whose records flaky cells keep")
+    parser.add_argument("-o", "--output", required=True)
+
+    parser = add("flakes", flakes, "The flake history of several nights' results files: which cells were flaky when.")
+    parser.add_argument("results", nargs="+")
+    parser.add_argument("-o", "--output")
 
     parser = add("history", history, "Tabulate capabilities across torch/triton versions.")
     parser.add_argument("results", nargs="+")

@@ -18,6 +18,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("changed outcomes", "one non-pass outcome -> another"),
     ("cells added", "only in the new file"),
     ("cells removed", "only in the old file"),
+    ("flaky", "a new run of the cell, alone and with cold caches, disagreed with the run: not a change"),
 )
 
 
@@ -42,6 +43,8 @@ def _error(cell: CellResult) -> tuple[str, str]:
 
 
 def _section(old: CellResult | None, new: CellResult | None) -> str | None:
+    if new is not None and new.outcome == "flaky" and (old is None or old.outcome != "flaky"):
+        return "flaky"  # harness.run.confirm: unconfirmed, so neither a regression nor a change
     if old is None:
         return "cells added"
     if new is None:

@@ -116,3 +116,22 @@ def merge_files(inputs: Sequence[str | Path], output: str | Path, without_traceb
         for cell in merged.cells:
             cell.traceback = None
     return write_text_atomic(output, results_text(merged))
+
+
+def settle_flaky(new: ResultsFile, reference: ResultsFile) -> tuple[ResultsFile, list[str]]:
+    """`new` with each flaky cell's record replaced by the reference's: what a nightly publishes, so that a cell
+    whose change was not confirmed (harness.run.confirm) keeps its published outcome. Returns the settled results
+    and the ids it kept from the reference; a flaky cell the reference lacks stays flaky."""
+    published = final_cells(reference)
+    kept: list[str] = []
+    cells = []
+    for cell_id, cell in final_cells(new).items():
+        if cell.outcome == "flaky" and cell_id in published:
+            cells.append(published[cell_id])
+            kept.append(cell_id)
+        else:
+            cells.append(cell)
+    header = {**new.header, **({"settled_from": [{"id": cell_id, "kept": published[cell_id].outcome} for cell_id in kept]}
+                               if kept else {})}
+    return ResultsFile(header=header, cells=sorted(cells, key=cell_order)), kept
+

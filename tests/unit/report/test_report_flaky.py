@@ -23,9 +23,12 @@ def test_a_flaky_cell_has_its_symbol_a_footnote_with_every_run_and_counts_as_not
     assert "flaky 1" in text
 
 
-def test_diff_calls_pass_to_flaky_a_regression_and_shows_the_runs() -> None:
+def test_diff_lists_pass_to_flaky_apart_from_the_regressions_and_shows_the_runs() -> None:
+    """A flaky cell is a change nobody confirmed (harness.run.confirm): never a regression (issue #33)."""
     stable = cell("add", "raw", "compile")
-    assert [c.id for c in diff_results(results([stable]), results([FLAKY])).sections["regressions"]] == ["add/raw/compile"]
+    changes = diff_results(results([stable]), results([FLAKY]))
+    assert [c.id for c in changes.sections["flaky"]] == ["add/raw/compile"]
+    assert changes.sections["regressions"] == [] and not changes.has_regressions
     assert [c.id for c in diff_results(results([FLAKY]), results([stable])).sections["newly supported"]] == ["add/raw/compile"]
     text = render_diff(results([stable]), results([FLAKY]), "old.jsonl", "new.jsonl", markdown=False)
     assert "add/raw/compile: pass -> flaky at run (RuntimeError: sometimes) [runs: pass, fail, pass]" in text
