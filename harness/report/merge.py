@@ -22,8 +22,10 @@ from harness.report.atomic import write_text_atomic
 from harness.results import CellResult, ResultsFile, read_results
 
 # The machine and process, not the software: shards of one run may land on different hosts.
+# What may differ between the shards of one run: the host, and the GPUs and cores each shard was given (the
+# nightly's shards run on different runners; a two-GPU host can run two shards, each pinned to one GPU).
 VOLATILE_ENVIRONMENT_KEYS = frozenset({"hostname", "host", "node", "pid", "cwd", "worker", "shard", "cpu_count",
-                                       "omp_num_threads"})
+                                       "omp_num_threads", "cuda_visible_devices", "gpu_count"})
 
 
 class MergeError(Exception):

@@ -64,3 +64,15 @@ def test_text_format_and_output_file(make_results, tmp_path: Path) -> None:
 def test_diff_golden() -> None:
     check_golden("diff.md", render_diff(results(OLD), results(NEW), "old.jsonl", "new.jsonl"))
     check_golden("diff.txt", render_diff(results(OLD), results(NEW), "old.jsonl", "new.jsonl", markdown=False))
+
+
+def test_an_error_that_differs_only_in_its_numbers_is_no_change() -> None:
+    """The kernel side table's index in an exported program's error counts what the worker ran before it."""
+    old = cell("a", "raw", "export_roundtrip", "fail", error_type="AssertionError",
+               error="run in a fresh process: Kernel index 86 not found in id_to_kernel")
+    new = cell("a", "raw", "export_roundtrip", "fail", error_type="AssertionError",
+               error="run in a fresh process: Kernel index 1 not found in id_to_kernel")
+    assert diff_results(results([old]), results([new])).sections["changed errors"] == []
+    other = cell("a", "raw", "export_roundtrip", "fail", error_type="AssertionError", error="something else")
+    assert [c.id for c in diff_results(results([old]), results([other])).sections["changed errors"]] == ["a/raw/export_roundtrip"]
+

@@ -24,6 +24,13 @@ def test_shards_join_and_identical_duplicates_collapse(make_results, tmp_path: P
     assert "Yes (1/1)" in render_report(merged)
 
 
+def test_shards_pinned_to_different_gpus_of_different_hosts_join(make_results, tmp_path: Path) -> None:
+    """The nightly's shards: one per runner, or two on a two-GPU host, each pinned to one GPU (measured on the H100s)."""
+    a = make_results("a.jsonl", [cell("k", "raw", "eager")], environment(cuda_visible_devices="0", gpu_count=2))
+    b = make_results("b.jsonl", [cell("k", "raw", "compile")], environment(cuda_visible_devices="1", gpu_count=1))
+    assert main(["merge", str(a), str(b), "-o", str(tmp_path / "all.jsonl")]) == 0
+
+
 def test_differing_environments_are_refused(make_results, tmp_path: Path, capsys) -> None:
     a = make_results("a.jsonl", [cell("k", "raw", "eager")])
     b = make_results("b.jsonl", [cell("k", "raw", "compile")], environment(triton="3.4.0"))
