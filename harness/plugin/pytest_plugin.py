@@ -119,7 +119,7 @@ class MatrixState:
         this one (an xdist controller sets its own before it starts its workers) and is replaced: keeping it made
         every worker of a run share the controller's caches (measured on the H100: concurrent first AOTInductor
         compiles left a package with an empty JSON file)."""
-        from harness.run.environment import caches_root
+        from harness.run.caches import caches_root
 
         shared = caches_root()
         root = shared / f"{os.getppid()}-{self.worker}"

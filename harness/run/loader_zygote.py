@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.run.environment import enter_tier
+from harness.run.warm_imports import warm_imports
 from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
 
 PID_FILE, LOCK, LOG = "zygote.pid", "start.lock", "zygote.log"
@@ -201,8 +203,6 @@ def _warm(tier: str) -> None:
     CUDA and an AOTI cell); each worker would otherwise import it before its first cell (3.1 s there).
     The ISA candidates are probed at once while the imports run (`_probe_vec_isas`).
     """
-    from harness.run.environment import enter_tier
-
     enter_tier(tier)
     saved = os.environ.get(NVML_CHECK)
     os.environ[NVML_CHECK] = "1"
@@ -213,8 +213,6 @@ def _warm(tier: str) -> None:
         with _probe_vec_isas():
             import harness.domain.pipelines  # noqa: F401  (what every cell imports; no kernel module among it)
             import harness.domain.pipelines.aoti_loader  # noqa: F401
-            from harness.run.isolation import warm_imports
-
             warm_imports()
         pick_vec_isa()  # functools-cached per process: every forked loader inherits the answer
     finally:

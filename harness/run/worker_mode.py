@@ -33,6 +33,8 @@ from typing import IO, Any
 from harness.results import CellResult
 from harness.run import global_state
 from harness.run.cell import CellRequest, execute_cell, result_for
+from harness.run.death import death_evidence
+from harness.run.fresh_python import run_fresh_python
 
 CURRENT, STAGE, FAULT_LOG, RETIRED = "current.json", "stage", "fault.log", "retired.json"
 CUDA_ERROR = re.compile(r"CUDA error|AcceleratorError|cudaError|illegal memory access|device-side assert")
@@ -84,7 +86,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     faulthandler.dump_traceback_later(timeout_s, exit=True, file=log)
     workdir = Path(tempfile.mkdtemp(prefix="cell-", dir=directory))  # inside the run's folder: gone with it, even after a crash
     try:
-        result = execute_cell(request, workdir, stage_marker=_stage_marker(directory / STAGE))
+        result = execute_cell(request, workdir, run_fresh_python, stage_marker=_stage_marker(directory / STAGE))
     finally:
         faulthandler.cancel_dump_traceback_later()
         os.environ.clear()
@@ -179,8 +181,6 @@ def _signal_of(exit_code: int | None, log: str) -> str | None:
 
 def crash_result(request: CellRequest, directory: Path, exit_code: int | None) -> CellResult:
     """The cell a worker died in: `timeout` if faulthandler's watchdog ended it, else `crash` with the signal."""
-    from harness.run.isolation import death_evidence
-
     current = _read_json(directory / CURRENT)
     started = current.get("started") if current.get("cell") == request.id else None
     elapsed = round(time.time() - started, 3) if isinstance(started, (int, float)) else 0.0

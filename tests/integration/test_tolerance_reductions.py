@@ -12,7 +12,8 @@ import torch
 
 from harness.domain.spec import identity_wrap
 from harness.domain.tolerance import FACTOR
-from harness.run.cell import CellRequest, run_inline
+from harness.run.cell import CellRequest
+from harness.run.isolation import run_inline
 
 PLUGIN = str(Path(__file__).parent / "plugins" / "sequential_sum_kernels.py")
 

@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from harness.domain.inputs import InputCase, case_inputs, explicit_cases
-from harness.run.cell import CellRequest, run_inline
+from harness.run.cell import CellRequest
 from harness.run.environment import resolve_tier
+from harness.run.isolation import run_inline
 from kernels import softmax
 
 TIER = resolve_tier("auto")
