@@ -23,7 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.vocab import STYLES
+from harness.cli_common import CliError, load_tier_and_specs
+from harness.report.atomic import write_text_atomic
+from harness.report.escape import escape_cell
+from harness.report.tables import markdown_table
+from harness.results import ResultsFileError, read_results
+from harness.run.environment import describe
+from harness.run.gpus import visible_gpus
+from harness.run.options import ISOLATION_MODES, RUN_OPTIONS, add_cli_options, cli_arguments
+from harness.run.selection import SelectionError, select_cells, validate
+from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
+from harness.vocab import PIPELINES, STYLES
 
 REFERENCE_MODE = "process"
 DEFAULT_KERNELS = ["add"]
@@ -48,8 +58,6 @@ SHARD_NOTE = ", shard {} of them (`--shard`: whole kernel-pipeline groups, {})"
 
 
 def add_bench_parser(subparsers: Any) -> None:
-    from harness.run.options import RUN_OPTIONS, add_cli_options
-
     bench = subparsers.add_parser("bench", help="time the same cells under each isolation mode and worker count; "
                                   f"default cells: {','.join(DEFAULT_KERNELS)} x every style x {','.join(DEFAULT_PIPELINES)}")
     add_cli_options(bench, [option for option in RUN_OPTIONS if option.in_bench])  # as `run` declares them
@@ -76,12 +84,6 @@ def _split(values: str) -> list[str]:
 
 
 def command_bench(args: argparse.Namespace) -> int:
-    from harness.cli_common import CliError, load_tier_and_specs
-    from harness.run.environment import describe
-    from harness.run.options import ISOLATION_MODES, RUN_OPTIONS, cli_arguments
-    from harness.run.selection import SelectionError, select_cells, validate
-    from harness.vocab import PIPELINES
-
     loaded = load_tier_and_specs(args)
     try:
         kernels = validate("kernel", args.kernel or DEFAULT_KERNELS, loaded["specs"])
@@ -95,7 +97,6 @@ def command_bench(args: argparse.Namespace) -> int:
         named = repr(unknown[0]) if unknown else "(none)"
         raise CliError(f"--modes: unknown isolation mode {named}; valid modes: {', '.join(ISOLATION_MODES)}")
     workers = _counts(args.workers, "--workers", "worker")
-    from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
 
     try:  # one clear error before anything runs, not one per run
         durations = load_durations(args.durations_from) if args.durations_from else None
@@ -138,7 +139,6 @@ def command_bench(args: argparse.Namespace) -> int:
                "shard": str(shard) if shard else None,
                "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
     table = render_bench(runs, context)
-    from harness.report.atomic import write_text_atomic
 
     try:
         write_text_atomic(output, table)
@@ -151,8 +151,6 @@ def command_bench(args: argparse.Namespace) -> int:
 
 def _counts(value: str, option: str, what: str) -> list[str]:
     """A comma-separated list of whole numbers >= 1, or CliError naming the option."""
-    from harness.cli_common import CliError
-
     counts = _split(value)
     if not counts or not all(count.isdigit() and int(count) >= 1 for count in counts):
         raise CliError(f"{option} {value!r}: give {what} counts >= 1, comma-separated (e.g. 1,2)")
@@ -161,9 +159,6 @@ def _counts(value: str, option: str, what: str) -> list[str]:
 
 def _gpu_counts(value: str | None, environment: dict[str, Any]) -> tuple[list[int | None], list[str]]:
     """The --gpus counts (or [None] when not given) and the GPUs CUDA may use here; CliError when they cannot run."""
-    from harness.cli_common import CliError
-    from harness.run.gpus import visible_gpus
-
     if value is None:
         return [None], []
     counts = _counts(value, "--gpus", "GPU")
@@ -180,8 +175,6 @@ def _cpu_seconds() -> float:
 
 def run_once(mode: str, workers: str, results: Path, selection: list[str], gpus: list[str] | None = None) -> BenchRun:
     """One `python -m harness run` of the cells, seeing only `gpus` when given; its output goes to RESULTS.log."""
-    from harness.results import ResultsFileError, read_results
-
     command = [sys.executable, "-m", "harness", "run", *selection, "--isolation", mode, "-n", workers,
                "-o", str(results), "--summary", str(results.with_suffix(".md")), "--overwrite"]
     cpu_before, started = _cpu_seconds(), time.perf_counter()
@@ -228,9 +221,6 @@ def _same_outcomes(run: BenchRun, reference: BenchRun | None) -> str:
 
 def render_bench(runs: list[BenchRun], context: dict[str, Any]) -> str:
     """The Markdown table, with the machine and the cell set it was measured on."""
-    from harness.report.escape import escape_cell
-    from harness.report.tables import markdown_table
-
     environment = context["environment"]
     gpu = f"{environment['gpu']} x{environment.get('gpu_count') or 1}" if environment.get("gpu") else "none"
     by_gpus = any(run.gpus is not None for run in runs)

@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.bench import add_bench_parser
 from harness.cli_common import CliError, load_tier_and_specs
+from harness.perf.cli import add_parser as add_perf_parsers
+from harness.report.advise import add_parser as add_advise_parser
+from harness.report.baseline import baseline_changes, baseline_name
+from harness.report.cli import add_subcommands
+from harness.report.html_cli import add_parser as add_html_parser
+from harness.repro_command import add_parser as add_repro_parser
 from harness.run.options import add_cli_options, pytest_arguments
 from harness.vocab import CALL_SITE_PIPELINES, CALL_SITE_STYLES, PIPELINE_FAMILIES, STYLES
 
@@ -100,8 +107,7 @@ def command_run(args: argparse.Namespace) -> int:
 
 def _report_baseline(results: Any, directory: str | None) -> bool:
     """Print what changed against the reviewed baseline of this environment; True when a cell regressed."""
-    from harness.plugin.pytest_plugin import EXPECTED_DIR
-    from harness.report.baseline import baseline_changes, baseline_name
+    from harness.plugin.pytest_plugin import EXPECTED_DIR  # deferred: imports pytest, for `run` only
 
     if directory == "none":
         return False
@@ -155,27 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_parser(subparsers)
     listing = subparsers.add_parser("list", help="the kernels, styles and pipelines this harness knows")
     listing.add_argument("--kernels-from", action="append", default=[])
-    from harness.bench import add_bench_parser
-
     add_bench_parser(subparsers)
-    from harness.perf.cli import add_parser as add_perf_parsers
-
     add_perf_parsers(subparsers)  # perf, perf-report, perf-diff
-    from harness.report.advise import add_parser as add_advise_parser
-
     add_advise_parser(subparsers)
-    from harness.repro_command import add_parser as add_repro_parser
-
     add_repro_parser(subparsers)
-    try:
-        from harness.report.cli import add_subcommands
-    except ImportError:
-        pass
-    else:
-        add_subcommands(subparsers)
-        from harness.report.html_cli import add_parser as add_html_parser
-
-        add_html_parser(subparsers)
+    add_subcommands(subparsers)
+    add_html_parser(subparsers)
     return parser
 
 

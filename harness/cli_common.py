@@ -6,14 +6,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from harness.run.environment import enter_tier, resolve_tier
+
 
 class CliError(Exception):
     """Bad input: printed as one line, exit 2."""
 
 
 def load_tier_and_specs(args: argparse.Namespace) -> dict[str, Any]:
-    from harness.domain.registry import KernelSourceError, load_specs
-    from harness.run.environment import enter_tier, resolve_tier
+    from harness.domain.registry import KernelSourceError, load_specs  # deferred: imports torch; `report` stays light
 
     tier = resolve_tier(getattr(args, "tier", "auto"))
     enter_tier(tier)  # before any kernel module is imported: decoration reads TRITON_INTERPRET
@@ -29,7 +30,7 @@ def check_calls(specs: dict[str, Any], tier: str) -> None:
     """Each spec's make_inputs and reference, called once before any cell runs (harness.domain.spec_check)."""
     import sys
 
-    from harness.domain.spec_check import SpecCallError, check_spec_calls
+    from harness.domain.spec_check import SpecCallError, check_spec_calls  # deferred: imports torch; `report` stays light
 
     for spec in specs.values():
         path = Path(spec.source)

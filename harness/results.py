@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.jsonl import json_objects
+from harness.version import __version__
+from harness.vocab import OUTCOMES, PIPELINES, STAGES, STYLES, cell_id
 
 SCHEMA_VERSION = 1
 
@@ -63,8 +65,6 @@ class ResultsFile:
 
 
 def header_record(environment: dict[str, Any], started: str, command: list[str], **extra: Any) -> dict[str, Any]:
-    from harness.version import __version__
-
     return {
         "record": "header",
         "schema": SCHEMA_VERSION,
@@ -143,7 +143,6 @@ def _type_problem(record: dict[str, Any]) -> str | None:
     for key, valid, name in checks:
         if key in record and not valid(record[key]):
             return f"field {key!r} must be {name}"
-    from harness.vocab import cell_id
 
     expected_id = cell_id(record["kernel"], record["style"], record["pipeline"], record.get("call_site") or "")
     if record["id"] != expected_id:
@@ -158,8 +157,6 @@ def _verdict(cell: CellResult) -> tuple[Any, ...]:
 
 def unknown_names(cells: list[CellResult]) -> dict[str, list[str]]:
     """Style, pipeline, outcome and stage names the vocabulary does not know (a newer harness, a hand edit)."""
-    from harness.vocab import OUTCOMES, PIPELINES, STAGES, STYLES
-
     found: dict[str, set[str]] = {"style": set(), "pipeline": set(), "outcome": set(), "stage": set()}
     for cell in cells:
         for kind, value, known in (("style", cell.style, STYLES), ("pipeline", cell.pipeline, PIPELINES),

@@ -10,8 +10,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.cli_common import CliError, load_tier_and_specs
+from harness.perf.plan import PerfJob, environment_mismatch, split_jobs
+from harness.perf.runner import WorkerSettings, run_jobs
+from harness.perf.sizes import perf_sizes
 from harness.perf.stats import StopRule
-from harness.perf_results import MODES
+from harness.perf_results import MODES, PERF_SCHEMA, PerfFileError, join_perf_files, read_perf_results, write_perf_file
+from harness.report.atomic import write_text_atomic
+from harness.report.performance import render_performance
+from harness.report.performance_diff import overhead_growth, render_changes, render_growth, run_to_run_changes
+from harness.report.performance_plot import write_overhead_plot
+from harness.results import ResultsFileError, ResultsWriter, header_record, read_results
+from harness.run.environment import describe, environment_tag
+from harness.run.options import RUN_OPTIONS, add_cli_options
+from harness.run.selection import SelectionError, validate
+from harness.vocab import STYLES
 
 DEFAULT_RULE = StopRule()
 DEFAULT_TIMEOUT_S = 1800.0
@@ -24,8 +37,6 @@ def _comma_list(text: str) -> list[str]:
 
 def add_parser(subparsers: Any) -> None:
     """Register perf, perf-report and perf-diff."""
-    from harness.run.options import RUN_OPTIONS, add_cli_options
-
     perf = subparsers.add_parser("perf", help="time each kernel x style x mode x size that the matrix passed "
                                  "(host, device and first-call time; docs/performance.md)")
     add_cli_options(perf, [o for o in RUN_OPTIONS if o.dest in ("kernel", "style", "kernels_from", "tier")])
@@ -71,8 +82,6 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _numbers(args: argparse.Namespace) -> StopRule:
-    from harness.cli_common import CliError
-
     rule = StopRule(rel_ci=args.rel_ci, min_samples=args.min_samples, max_samples=args.max_samples,
                     max_seconds=args.max_seconds)
     if not 0 < rule.rel_ci < 1 or rule.min_samples < 1 or rule.max_samples < rule.min_samples or rule.max_seconds <= 0:
@@ -85,16 +94,6 @@ def _numbers(args: argparse.Namespace) -> StopRule:
 
 
 def command_perf(args: argparse.Namespace) -> int:
-    from harness.cli_common import CliError, load_tier_and_specs
-    from harness.perf.plan import PerfJob, environment_mismatch, split_jobs
-    from harness.perf.runner import WorkerSettings, run_jobs
-    from harness.perf.sizes import perf_sizes
-    from harness.perf_results import PERF_SCHEMA
-    from harness.results import ResultsFileError, ResultsWriter, header_record, read_results
-    from harness.run.environment import describe, environment_tag
-    from harness.run.selection import SelectionError, validate
-    from harness.vocab import STYLES
-
     rule = _numbers(args)
     loaded = load_tier_and_specs(args)
     tier = loaded["tier"]
@@ -151,11 +150,6 @@ def command_perf(args: argparse.Namespace) -> int:
 
 
 def command_perf_report(args: argparse.Namespace) -> int:
-    from harness.cli_common import CliError
-    from harness.perf_results import PerfFileError, read_perf_results
-    from harness.report.atomic import write_text_atomic
-    from harness.report.performance import render_performance
-
     try:
         perf = read_perf_results(args.perf_results)
     except PerfFileError as exc:
@@ -165,8 +159,6 @@ def command_perf_report(args: argparse.Namespace) -> int:
               file=sys.stderr)
     png_name = None
     if args.png:
-        from harness.report.performance_plot import write_overhead_plot
-
         try:
             import matplotlib  # noqa: F401
         except ImportError:
@@ -182,9 +174,6 @@ def command_perf_report(args: argparse.Namespace) -> int:
 
 
 def command_perf_join(args: argparse.Namespace) -> int:
-    from harness.cli_common import CliError
-    from harness.perf_results import PerfFileError, join_perf_files, write_perf_file
-
     if any(Path(args.output).resolve() == Path(name).resolve() for name in args.perf_results):
         raise CliError(f"{args.output}: the output would overwrite an input")
     try:
@@ -198,10 +187,6 @@ def command_perf_join(args: argparse.Namespace) -> int:
 
 
 def command_perf_diff(args: argparse.Namespace) -> int:
-    from harness.cli_common import CliError
-    from harness.perf_results import PerfFileError, read_perf_results
-    from harness.report.performance_diff import overhead_growth, render_changes, render_growth, run_to_run_changes
-
     try:
         baseline, new = read_perf_results(args.baseline), read_perf_results(args.new)
     except PerfFileError as exc:

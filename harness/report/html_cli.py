@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.report.atomic import write_text_atomic
+from harness.report.heatmap_png import write_heatmap_png
 from harness.report.history import HistoryError
 from harness.report.html import render_html
 from harness.results import ResultsFileError, read_results
@@ -18,8 +19,6 @@ def command_html(args: argparse.Namespace) -> int:
         files = [(name, read_results(name)) for name in args.results]
         write_text_atomic(Path(args.output), render_html(files))
         if args.png:
-            from harness.report.heatmap_png import write_heatmap_png
-
             write_heatmap_png(files, Path(args.png))
     except (OSError, UnicodeError, ResultsFileError, HistoryError) as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from harness.report.atomic import write_text_atomic
 from harness.report.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, has_marker_line, stale_diff, update_docs
+from harness.report.heatmap_png import write_heatmap_png
 from harness.report.history import HistoryError, render_history
 from harness.report.html import render_html
 from harness.results import ResultsFileError, read_results
@@ -86,8 +87,6 @@ def refresh_page(repo: Path, results_path: Path, check: bool) -> tuple[bool, str
     new = render_html(files)
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     if not check:
-        from harness.report.heatmap_png import write_heatmap_png
-
         write_heatmap_png(files, repo / HEATMAP_PNG)
     if new == old:
         return False, ""

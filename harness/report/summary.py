@@ -10,6 +10,9 @@ from typing import Any
 
 from tabulate import tabulate
 
+from harness.report.aggregate import cell_order
+from harness.report.escape import escape_cell
+from harness.report.tables import markdown_table
 from harness.results import ResultsFile
 from harness.vocab import CALL_SITES, OUTCOMES, PIPELINES, STYLES
 
@@ -30,8 +33,6 @@ def tier_line(results: ResultsFile) -> str:
 
 def ordered(results: ResultsFile) -> list[Any]:
     """Cells in the report's order (kernel, style, pipeline), so the summary never depends on which worker finished first."""
-    from harness.report.aggregate import cell_order
-
     return sorted(results.cells, key=cell_order)
 
 
@@ -93,9 +94,6 @@ def flaky_lines(results: ResultsFile) -> list[str]:
 
 def render_summary_markdown(results: ResultsFile, title: str) -> str:
     """The summary plus every non-pass cell with its evidence, escaped as the report escapes it."""
-    from harness.report.escape import escape_cell
-    from harness.report.tables import markdown_table
-
     evidence = [
         [escape_cell(value) for value in (c.id, c.outcome, c.stage or "", c.error_type or "", c.error or c.reason or "")]
         for c in ordered(results)

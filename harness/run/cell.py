@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.domain.evidence import error_type, full_traceback, graph_break, most_specific_line
+from harness.domain.machine import device_capability
 from harness.results import CellResult
+from harness.run.environment import enter_tier
 from harness.vocab import cell_id, split_style
 
 
@@ -59,18 +61,15 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
     if request.cold_cache:  # before anything compiles; the caller's environment is restored after the cell
         for variable, name in CACHE_VARIABLES:
             os.environ[variable] = str(workdir / "cold-cache" / name)
-    from harness.domain.checking import MismatchError
-    from harness.run.environment import enter_tier
-
     enter_tier(request.tier)
     import torch
 
-    from harness.domain.machine import device_capability
-    from harness.domain.pipelines import RUNNERS
-    from harness.domain.pipelines.common import CellContext, StageFailure, staged
-    from harness.domain.pipelines.requirements import skip_reason
-    from harness.domain.registry import load_specs
-    from harness.domain.styles import SkipCell, build_style
+    from harness.domain.checking import MismatchError  # deferred: imports torch, after enter_tier
+    from harness.domain.pipelines import RUNNERS  # deferred: imports torch, after enter_tier
+    from harness.domain.pipelines.common import CellContext, StageFailure, staged  # deferred: imports torch, after enter_tier
+    from harness.domain.pipelines.requirements import skip_reason  # deferred: imports torch, after enter_tier
+    from harness.domain.registry import load_specs  # deferred: imports torch, after enter_tier
+    from harness.domain.styles import SkipCell, build_style  # deferred: imports torch, after enter_tier
 
     started = time.perf_counter()
     torch.manual_seed(request.seed)

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.report.atomic import write_text_atomic
 from harness.run.environment import enter_tier
 from harness.run.warm_imports import warm_imports
 from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
@@ -211,8 +212,8 @@ def _warm(tier: str) -> None:
         from torch._inductor.cpu_vec_isa import pick_vec_isa
 
         with _probe_vec_isas():
-            import harness.domain.pipelines  # noqa: F401  (what every cell imports; no kernel module among it)
-            import harness.domain.pipelines.aoti_loader  # noqa: F401
+            import harness.domain.pipelines  # noqa: F401  # deferred: imports torch, under the NVML check
+            import harness.domain.pipelines.aoti_loader  # noqa: F401  # deferred: imports torch, under the NVML check
             warm_imports()
         pick_vec_isa()  # functools-cached per process: every forked loader inherits the answer
     finally:
@@ -269,8 +270,6 @@ def _vec_isa_candidates() -> list[Any]:
 
 def _record_warmup(directory: Path, started: float, ready: float) -> None:
     """The warm-up is serial time before any worker it forks can start: a run's header says how long it took."""
-    from harness.report.atomic import write_text_atomic
-
     write_text_atomic(directory / WARMUP_FILE, json.dumps({"warmup_s": round(ready - started, 3), "ready_at": round(ready, 3)}))
 
 
