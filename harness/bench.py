@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import write_text_atomic
 from harness.cli_common import CliError, load_tier_and_specs
-from harness.report.atomic import write_text_atomic
-from harness.report.escape import escape_cell
-from harness.report.tables import markdown_table
+from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.tables import markdown_table
 from harness.results import ResultsFileError, read_results
 from harness.run.environment import describe
 from harness.run.gpus import visible_gpus

@@ -11,10 +11,10 @@ from typing import Any
 from harness.bench import add_bench_parser
 from harness.cli_common import CliError, load_tier_and_specs
 from harness.perf.cli import add_parser as add_perf_parsers
-from harness.report.advise import add_parser as add_advise_parser
-from harness.report.baseline import baseline_changes, baseline_name
+from harness.report.advice.advise import add_parser as add_advise_parser
 from harness.report.cli import add_subcommands
-from harness.report.html_cli import add_parser as add_html_parser
+from harness.report.compare.baseline import baseline_changes, baseline_name
+from harness.report.page.html_cli import add_parser as add_html_parser
 from harness.repro_command import add_parser as add_repro_parser
 from harness.run.options import add_cli_options, pytest_arguments
 from harness.vocab import CALL_SITE_PIPELINES, CALL_SITE_STYLES, PIPELINE_FAMILIES, STYLES
@@ -32,8 +32,8 @@ def _add_run_parser(subparsers: Any) -> None:
 def command_run(args: argparse.Namespace) -> int:
     import pytest
 
-    from harness.report.atomic import write_text_atomic
-    from harness.report.summary import render_summary_markdown
+    from harness.atomic import write_text_atomic
+    from harness.report.markdown.summary import render_summary_markdown
     from harness.results import ResultsFileError, read_results
     from harness.run.environment import describe, environment_tag
     from harness.run.plan import interrupted_message, plan_run

@@ -10,16 +10,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import write_text_atomic
 from harness.cli_common import CliError, load_tier_and_specs
+from harness.perf.performance import render_performance
+from harness.perf.performance_diff import overhead_growth, render_changes, render_growth, run_to_run_changes
+from harness.perf.performance_plot import write_overhead_plot
 from harness.perf.plan import PerfJob, environment_mismatch, split_jobs
 from harness.perf.runner import WorkerSettings, run_jobs
 from harness.perf.sizes import perf_sizes
 from harness.perf.stats import StopRule
 from harness.perf_results import MODES, PERF_SCHEMA, PerfFileError, join_perf_files, read_perf_results, write_perf_file
-from harness.report.atomic import write_text_atomic
-from harness.report.performance import render_performance
-from harness.report.performance_diff import overhead_growth, render_changes, render_growth, run_to_run_changes
-from harness.report.performance_plot import write_overhead_plot
 from harness.results import ResultsFileError, ResultsWriter, header_record, read_results
 from harness.run.environment import describe, environment_tag
 from harness.run.options import RUN_OPTIONS, add_cli_options

@@ -172,7 +172,7 @@ def _load_baseline(directory: str, tier: str) -> dict[str, str] | None:
     """The reviewed expected outcomes for this torch/triton/tier, if any were recorded."""
     if directory == "none":
         return None
-    from harness.report.baseline import load_baseline
+    from harness.report.compare.baseline import load_baseline
     from harness.run.environment import describe
 
     return load_baseline(directory, describe(tier))
@@ -444,7 +444,7 @@ class ResultsRecorder:
         if self.writer is None or self.results_path is None:
             return
         self.writer.close()
-        from harness.report.summary import render_summary
+        from harness.report.markdown.summary import render_summary
 
         terminalreporter.section("triton-compat-matrix")
         terminalreporter.write_line(render_summary(read_results(self.results_path)))

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.report.atomic import write_text_atomic
+from harness.atomic import write_text_atomic
 from harness.run.environment import enter_tier
 from harness.run.warm_imports import warm_imports
 from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.report import docs
+from harness.report.upkeep import docs
 
 REPO = Path(__file__).resolve().parents[2]
 CPU_FIXTURE = REPO / "tests" / "fixtures" / "cpu-torch2.13.0+cpu-triton3.7.1.jsonl"

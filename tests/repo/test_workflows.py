@@ -156,7 +156,7 @@ def test_the_workflows_call_the_sessions_and_commands_the_text_promises() -> Non
     sessions = {session for _, session, _ in nox_calls()}
     assert {"lint", "tests", "docs", "matrix", "matrix(torch='stable')", "matrix(torch='nightly')"} <= sessions
     commands = {" ".join(words[:2]) if words[0] == "harness" else words[0] for _, words in harness_calls()}
-    assert {"harness report", "harness diff", "harness baseline", "harness.report.refresh"} <= commands
+    assert {"harness report", "harness diff", "harness baseline", "harness.report.upkeep.refresh"} <= commands
 
 
 def test_every_nox_session_the_workflows_call_exists() -> None:

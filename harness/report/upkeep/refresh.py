@@ -1,4 +1,4 @@
-"""`python -m harness.report.refresh [--check]`: rebuild every committed document that is made from committed results.
+"""`python -m harness.report.upkeep.refresh [--check]`: rebuild every committed document that is made from committed results.
 
 Those documents are each Markdown file of the checkout with the api-choice markers (the chart,
 rendered from the committed GPU results or --results) and reports/history.md (from every results
@@ -17,16 +17,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.report.atomic import write_text_atomic
-from harness.report.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, has_marker_line, stale_diff, update_docs
-from harness.report.heatmap_png import write_heatmap_png
-from harness.report.history import HistoryError, render_history
-from harness.report.html import render_html
+from harness.atomic import write_text_atomic
+from harness.report.compare.history import HistoryError, render_history
+from harness.report.page.heatmap_png import write_heatmap_png
+from harness.report.page.html import render_html
+from harness.report.upkeep.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, has_marker_line, stale_diff, update_docs
 from harness.results import ResultsFileError, read_results
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 HISTORY = Path("reports") / "history.md"
-MATRIX_PAGE = Path("reports") / "matrix.html"  # the HTML page of the published results (harness.report.html)
+MATRIX_PAGE = Path("reports") / "matrix.html"  # the HTML page of the published results (harness.report.page.html)
 HEATMAP_PNG = Path("reports") / "heatmap.png"  # its PNG heatmap: rewritten, never --check'ed (pixels vary with matplotlib)
 RESULTS_FOLDERS = ("reports",)
 
@@ -111,7 +111,7 @@ def refresh(repo: Path, results_path: Path, check: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.report.refresh", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.report.upkeep.refresh", description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="change nothing; print diffs and exit 1 when stale")
     parser.add_argument("--results", type=Path, default=COMMITTED_GPU_RESULTS,
                         help="results the api-choice charts are rendered from (default: the committed GPU results)")

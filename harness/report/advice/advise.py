@@ -1,8 +1,8 @@
 """`python -m harness advise`: which wrapping style meets what the user needs, from a results file alone.
 
 Each style is judged on every kernel the file measured, over the pipelines of each
-need (harness.report.needs). A non-pass is listed with its evidence, the styles that
-pass the same kernel and pipeline, and a fix where one rule of harness.report.fixes
+need (harness.report.advice.needs). A non-pass is listed with its evidence, the styles that
+pass the same kernel and pipeline, and a fix where one rule of harness.report.advice.fixes
 matches its evidence. A needed pipeline absent from the file is "not measured", never
 a pass. The control style (`native`, no Triton) is not a choice, so it is not ranked.
 """
@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 
 from tabulate import tabulate
 
-from harness.report.aggregate import NOT_ASKED, final_cells, ordered
-from harness.report.docs import COMMITTED_GPU_RESULTS
-from harness.report.environment import environment_line
-from harness.report.escape import escape_cell, first_line, one_line, truncate
-from harness.report.fixes import FIX_RULES, Fix, fixes_for
-from harness.report.needs import NEEDS, Need, UnknownNeed, parse_needs
-from harness.report.tables import markdown_table
+from harness.report.advice.fixes import FIX_RULES, Fix, fixes_for
+from harness.report.advice.needs import NEEDS, Need, UnknownNeed, parse_needs
+from harness.report.markdown.aggregate import NOT_ASKED, final_cells, ordered
+from harness.report.markdown.environment import environment_line
+from harness.report.markdown.escape import escape_cell, first_line, one_line, truncate
+from harness.report.markdown.tables import markdown_table
+from harness.report.upkeep.docs import COMMITTED_GPU_RESULTS
 from harness.results import CellResult, ResultsFile, ResultsFileError, read_results
 from harness.vocab import CONTROL_STYLE, STYLES, cell_id
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.report.aggregate import cell_order
-from harness.report.escape import escape_cell
-from harness.report.tables import markdown_table
+from harness.report.markdown.aggregate import cell_order
+from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.tables import markdown_table
 from harness.results import ResultsFile
 from harness.vocab import CALL_SITES, OUTCOMES, PIPELINES, STYLES
 

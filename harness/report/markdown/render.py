@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness.report.aggregate import final_cells, ordered, outcome_rank
-from harness.report.call_sites import main_cells, render_call_site_table
-from harness.report.chart import render_chart, render_rules
-from harness.report.environment import CPU_TIER_NOTICE, environment_table, tier_of
-from harness.report.escape import escape_cell
-from harness.report.features import render_feature_table
-from harness.report.footnotes import CauseNotes, Footnotes, describe, evidence_key, mark
-from harness.report.tables import markdown_table
+from harness.report.markdown.aggregate import final_cells, ordered, outcome_rank
+from harness.report.markdown.call_sites import main_cells, render_call_site_table
+from harness.report.markdown.chart import render_chart, render_rules
+from harness.report.markdown.environment import CPU_TIER_NOTICE, environment_table, tier_of
+from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.features import render_feature_table
+from harness.report.markdown.footnotes import CauseNotes, Footnotes, describe, evidence_key, mark
+from harness.report.markdown.tables import markdown_table
 from harness.results import CellResult, ResultsFile, unknown_names
 from harness.vocab import PIPELINES, STYLES
 

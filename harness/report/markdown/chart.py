@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.report.aggregate import (
+from harness.report.markdown.aggregate import (
     MAJORITY,
     NO,
     NOT_ASKED,
@@ -12,10 +12,10 @@ from harness.report.aggregate import (
     final_cells,
     verdict_of,
 )
-from harness.report.capabilities import CAPABILITIES, COLUMNS, TUTORIAL, Column
-from harness.report.escape import escape_cell
-from harness.report.footnotes import CauseNotes, mark
-from harness.report.tables import markdown_table
+from harness.report.markdown.capabilities import CAPABILITIES, COLUMNS, TUTORIAL, Column
+from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.footnotes import CauseNotes, mark
+from harness.report.markdown.tables import markdown_table
 from harness.results import CellResult, ResultsFile
 from harness.vocab import CONTROL_STYLE
 

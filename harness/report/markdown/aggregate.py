@@ -86,6 +86,6 @@ def verdict_of(cells: Iterable[CellResult]) -> Verdict:
 
 def cells_for(cells: dict[str, CellResult], style: str, pipelines: tuple[str, ...]) -> list[CellResult]:
     """A chart cell's evidence: every kernel's cell of this style in any of these pipelines (call-site cells have
-    their own table, harness.report.call_sites)."""
+    their own table, harness.report.markdown.call_sites)."""
     chosen = [cell for cell in cells.values() if cell.style == style and cell.pipeline in pipelines and not cell.call_site]
     return sorted(chosen, key=cell_order)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.report.aggregate import cell_order, final_cells
-from harness.report.environment import tier_of
-from harness.report.escape import escape_cell, first_line, one_line, truncate
-from harness.report.tables import markdown_table
+from harness.report.markdown.aggregate import cell_order, final_cells
+from harness.report.markdown.environment import tier_of
+from harness.report.markdown.escape import escape_cell, first_line, one_line, truncate
+from harness.report.markdown.tables import markdown_table
 from harness.results import CellResult, ResultsFile
 
 # (title, header of the "was" and "now" columns); order is the order of the report.

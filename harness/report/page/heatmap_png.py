@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.report.aggregate import ordered
-from harness.report.call_sites import main_cells
-from harness.report.history import Column, version_columns
+from harness.report.compare.history import Column, version_columns
+from harness.report.markdown.aggregate import ordered
+from harness.report.markdown.call_sites import main_cells
 from harness.results import CellResult, ResultsFile
 from harness.vocab import OUTCOMES, PIPELINES, STYLES
 

@@ -7,10 +7,10 @@ the answer; a line below says where the sites of one style disagree, which is wh
 
 from __future__ import annotations
 
-from harness.report.aggregate import ordered
-from harness.report.escape import escape_cell
-from harness.report.footnotes import Footnotes, describe, evidence_key, mark
-from harness.report.tables import markdown_table
+from harness.report.markdown.aggregate import ordered
+from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.footnotes import Footnotes, describe, evidence_key, mark
+from harness.report.markdown.tables import markdown_table
 from harness.results import CellResult
 from harness.vocab import CALL_SITE_PIPELINES, CALL_SITES, STYLES
 

@@ -12,13 +12,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from harness.report.aggregate import cell_order, cells_for, verdict_of
-from harness.report.call_sites import main_cells
-from harness.report.capabilities import CAPABILITIES
-from harness.report.chart import chart_columns
-from harness.report.environment import environment_line
-from harness.report.escape import first_line, one_line, truncate
-from harness.report.history import HistoryError, verdict_changed, version_columns
+from harness.report.compare.history import HistoryError, verdict_changed, version_columns
+from harness.report.markdown.aggregate import cell_order, cells_for, verdict_of
+from harness.report.markdown.call_sites import main_cells
+from harness.report.markdown.capabilities import CAPABILITIES
+from harness.report.markdown.chart import chart_columns
+from harness.report.markdown.environment import environment_line
+from harness.report.markdown.escape import first_line, one_line, truncate
 from harness.results import CellResult, ResultsFile
 from harness.vocab import OUTCOMES, PIPELINES, STYLES
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from harness.perf.performance import PerfIndex, kernels_of, paired_ratios, sizes_of
 from harness.perf_results import PerfFile
-from harness.report.escape import escape_cell
-from harness.report.performance import PerfIndex, kernels_of, paired_ratios, sizes_of
-from harness.report.tables import markdown_table
+from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.tables import markdown_table
 from harness.vocab import CONTROL_STYLE
 
 

@@ -7,13 +7,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.report.aggregate import NOT_MEASURED, Verdict, cells_for, final_cells, verdict_of
-from harness.report.capabilities import CAPABILITIES
-from harness.report.chart import chart_columns
-from harness.report.environment import tier_of
-from harness.report.escape import escape_cell
-from harness.report.footnotes import cause_summary, describe, group_by_cause, mark
-from harness.report.tables import markdown_table
+from harness.report.markdown.aggregate import NOT_MEASURED, Verdict, cells_for, final_cells, verdict_of
+from harness.report.markdown.capabilities import CAPABILITIES
+from harness.report.markdown.chart import chart_columns
+from harness.report.markdown.environment import tier_of
+from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.footnotes import cause_summary, describe, group_by_cause, mark
+from harness.report.markdown.tables import markdown_table
 from harness.results import CellResult, ResultsFile
 
 TIER_TITLES = {"gpu": "GPU tier", "cpu": "CPU interpreter tier (TRITON_INTERPRET=1, not a GPU)"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from harness.perf.performance import PerfIndex, kernels_of, overhead, sizes_of
 from harness.perf_results import MODES, PerfFile
-from harness.report.performance import PerfIndex, kernels_of, overhead, sizes_of
 from harness.vocab import CONTROL_STYLE, STYLES
 
 

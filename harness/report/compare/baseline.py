@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.report.aggregate import final_cells
-from harness.report.atomic import write_text_atomic
-from harness.report.environment import tier_of
+from harness.atomic import write_text_atomic
+from harness.report.markdown.aggregate import final_cells
+from harness.report.markdown.environment import tier_of
 from harness.results import ResultsFile
 
 DEFAULT_DIRECTORY = Path("matrix/expected")

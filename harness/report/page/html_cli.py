@@ -6,10 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.report.atomic import write_text_atomic
-from harness.report.heatmap_png import write_heatmap_png
-from harness.report.history import HistoryError
-from harness.report.html import render_html
+from harness.atomic import write_text_atomic
+from harness.report.compare.history import HistoryError
+from harness.report.page.heatmap_png import write_heatmap_png
+from harness.report.page.html import render_html
 from harness.results import ResultsFileError, read_results
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from harness.report.aggregate import final_cells
-from harness.report.escape import escape_cell
-from harness.report.tables import markdown_table
+from harness.report.markdown.aggregate import final_cells
+from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.tables import markdown_table
 from harness.results import ResultsFile
 
 NOT_PASSED = ("fail", "wrong", "crash", "timeout", "flaky", "env")

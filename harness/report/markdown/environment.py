@@ -5,8 +5,8 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from harness.report.escape import escape_cell
-from harness.report.tables import markdown_table
+from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.tables import markdown_table
 
 UNKNOWN = "unknown"
 

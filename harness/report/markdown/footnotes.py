@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from harness.report.aggregate import cell_order, ordered, outcome_rank
-from harness.report.escape import escape_cell, first_line, truncate
+from harness.report.markdown.aggregate import cell_order, ordered, outcome_rank
+from harness.report.markdown.escape import escape_cell, first_line, truncate
 from harness.results import CellResult
 from harness.vocab import PIPELINES, STYLES
 

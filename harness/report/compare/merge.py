@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.report.aggregate import cell_order, final_cells
-from harness.report.atomic import write_text_atomic
+from harness.atomic import write_text_atomic
+from harness.report.markdown.aggregate import cell_order, final_cells
 from harness.results import CellResult, ResultsFile, read_results
 
 # The machine and process, not the software: shards of one run may land on different hosts.

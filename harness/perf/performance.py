@@ -11,11 +11,11 @@ import statistics
 from collections.abc import Iterable
 from typing import Any
 
+from harness.perf.gpu_peaks import SOURCE, peak_flops, peak_for
 from harness.perf_results import MODES, PerfFile, PerfRecord
-from harness.report.environment import CPU_TIER_NOTICE, environment_table, tier_of
-from harness.report.escape import escape_cell
-from harness.report.gpu_peaks import SOURCE, peak_flops, peak_for
-from harness.report.tables import markdown_table
+from harness.report.markdown.environment import CPU_TIER_NOTICE, environment_table, tier_of
+from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.tables import markdown_table
 from harness.vocab import CONTROL_STYLE, STYLES
 
 NA = "n/a"
@@ -207,7 +207,7 @@ def throughput_table(perf: PerfFile, index: PerfIndex) -> tuple[str, str]:
                "of peak FLOP/s"]
     if peak:
         source = (f"Peaks: {peak.label}, {peak.bytes_per_s / 1e12:.2f} TB/s, {peak.flops_fp32 / 1e12:.0f} TFLOP/s fp32, "
-                  f"{peak.flops_16bit / 1e12:.0f} TFLOP/s bf16/fp16 ({SOURCE}; harness/report/gpu_peaks.py).")
+                  f"{peak.flops_16bit / 1e12:.0f} TFLOP/s bf16/fp16 ({SOURCE}; harness/perf/gpu_peaks.py).")
     elif perf.environment.get("gpu"):
         source = f"No peak is known for GPU {perf.environment.get('gpu')!r}: the fractions are n/a."
     else:

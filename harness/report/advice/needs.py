@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.report.capabilities import CAPABILITIES
+from harness.report.markdown.capabilities import CAPABILITIES
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.report.escape import escape_cell
-from harness.report.tables import markdown_table
+from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.tables import markdown_table
 from harness.results import ResultsFile
 
 
