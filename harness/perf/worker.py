@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import write_text_atomic
 from harness.domain.evidence import error_type, first_line
 from harness.perf import timing
 from harness.perf.sizes import bytes_moved, flop_count
@@ -150,9 +151,7 @@ def run_request(request: dict[str, Any], done: Any = lambda records: None) -> li
 def main(argv: list[str]) -> int:
     request_path, output_path = argv
     def save(records: list[dict[str, Any]]) -> None:
-        partial = Path(output_path + ".partial")
-        partial.write_text(json.dumps(records), encoding="utf-8")
-        partial.replace(output_path)
+        write_text_atomic(output_path, json.dumps(records))
 
     save(run_request(json.loads(Path(request_path).read_text(encoding="utf-8")), save))
     return 0

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from harness.atomic import write_text_atomic
 from harness.results import CellResult
 from harness.run import global_state
 from harness.run.cell import CellRequest, execute_cell, result_for
@@ -63,12 +64,6 @@ def configure(directory: Path) -> None:
     _slot.log = open(directory / FAULT_LOG, "a", buffering=1)  # O_APPEND: writes follow a truncation
 
 
-def _write(path: Path, text: str) -> None:
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(text)
-    os.replace(temporary, path)
-
-
 def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     directory, log = _slot.directory, _slot.log
     if directory is None or log is None:
@@ -76,7 +71,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     os.ftruncate(log.fileno(), 0)  # the log holds this cell's fault output only
     faulthandler.enable(log, all_threads=True)  # again: pytest's own faulthandler plugin took it back at configure
     started = time.time()
-    _write(directory / CURRENT, json.dumps({"cell": request.id, "state": "running", "started": started,
+    write_text_atomic(directory / CURRENT, json.dumps({"cell": request.id, "state": "running", "started": started,
                                             "timeout_s": timeout_s}))
     (directory / STAGE).write_text("build")
     environ = dict(os.environ)
@@ -100,7 +95,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     if poisoned:
         _slot.retire_reason = poisoned
         result.detail["worker_retired"] = poisoned
-    _write(directory / CURRENT, json.dumps({"cell": request.id, "state": "done"}))
+    write_text_atomic(directory / CURRENT, json.dumps({"cell": request.id, "state": "done"}))
     return result
 
 
@@ -149,7 +144,7 @@ def retire_if_poisoned(after: str | None) -> None:
     """After the reports of the test `after` (a cell id) went to the controller: leave, so that xdist starts a clean worker."""
     if _slot.retire_reason is None or _slot.directory is None:
         return
-    _write(_slot.directory / RETIRED, json.dumps({"after": after, "reason": _slot.retire_reason}))
+    write_text_atomic(_slot.directory / RETIRED, json.dumps({"after": after, "reason": _slot.retire_reason}))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
