@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.atomic import write_text_atomic
-from harness.cli_common import CliError, load_tier_and_specs
+from harness.cli_common import CliError, cli_errors, load_tier_and_specs, refuse_existing, selected
 from harness.report.markdown.escape import escape_cell
 from harness.report.markdown.tables import markdown_table
 from harness.results import ResultsFileError, read_results
 from harness.run.environment import describe
 from harness.run.gpus import visible_gpus
 from harness.run.options import ISOLATION_MODES, RUN_OPTIONS, add_cli_options, cli_arguments
-from harness.run.selection import SelectionError, select_cells, validate
+from harness.run.selection import select_cells
 from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
 from harness.vocab import PIPELINES, STYLES
 
@@ -85,68 +85,72 @@ def _split(values: str) -> list[str]:
 
 def command_bench(args: argparse.Namespace) -> int:
     loaded = load_tier_and_specs(args)
-    try:
-        kernels = validate("kernel", args.kernel or DEFAULT_KERNELS, loaded["specs"])
-        styles = validate("style", args.style, STYLES)
-        pipelines = list(PIPELINES) if args.all else validate("pipeline", args.pipeline or DEFAULT_PIPELINES, PIPELINES)
-    except SelectionError as exc:
-        raise CliError(str(exc)) from None
-    modes = _split(args.modes)
+    kernels, styles, pipelines = _selection(args, loaded["specs"])
+    modes, workers = _modes(args.modes), _counts(args.workers, "--workers", "worker")
+    with cli_errors(ShardError):  # one clear error before anything runs, not one per run
+        durations = load_durations(args.durations_from) if args.durations_from else None
+        shard = parse_shard(args.shard) if args.shard else None
+    environment = describe(loaded["tier"])
+    gpu_counts, visible = _gpu_counts(args.gpus, environment)
+    out_dir = Path(args.out_dir or Path(".matrix-results") / f"bench-{datetime.datetime.now():%Y%m%d-%H%M%S}")
+    output = Path(args.output) if args.output else out_dir / "bench.md"
+    plan = [(mode, count, gpus, out_dir / f"{mode}-n{count}{f'-g{gpus}' if gpus else ''}.jsonl")
+            for gpus in gpu_counts for count in workers for mode in modes]
+    refuse_existing([output] + [results for *_, results in plan], args.overwrite, "--out-dir/--output")
+    _make_folders(out_dir, output.parent)
+    cells = shard_cells(select_cells(kernels, styles, pipelines), shard, durations)
+    if not cells:
+        raise CliError(f"--shard {shard}: no cells in this shard of the selection")
+    selection = cli_arguments(vars(args) | {"tier": loaded["tier"], "kernel": kernels, "style": styles,
+                                            "pipeline": pipelines}, [option for option in RUN_OPTIONS if option.in_bench])
+    context = {"environment": environment, "cells": len(cells), "kernels": kernels, "styles": styles,
+               "pipelines": pipelines, "load_at_start": os.getloadavg()[0], "cold_cache": args.cold_cache,
+               "durations_from": args.durations_from, "shard": str(shard) if shard else None}
+    runs = _run_plan(plan, selection, visible, len(cells), out_dir)
+    table = render_bench(runs, context | {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")})
+    with cli_errors(OSError):
+        write_text_atomic(output, table)
+    print(table)
+    print(f"bench table: {output}")
+    return 0 if all(run.outcomes for run in runs) else 1
+
+
+def _selection(args: argparse.Namespace, specs: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
+    """The kernels, styles and pipelines asked, each checked; bench's own defaults where none are asked."""
+    kernels = selected("kernel", args.kernel or DEFAULT_KERNELS, specs)
+    styles = selected("style", args.style, STYLES)
+    pipelines = list(PIPELINES) if args.all else selected("pipeline", args.pipeline or DEFAULT_PIPELINES, PIPELINES)
+    return kernels, styles, pipelines
+
+
+def _modes(value: str) -> list[str]:
+    modes = _split(value)
     unknown = [mode for mode in modes if mode not in ISOLATION_MODES]
     if unknown or not modes:
         named = repr(unknown[0]) if unknown else "(none)"
         raise CliError(f"--modes: unknown isolation mode {named}; valid modes: {', '.join(ISOLATION_MODES)}")
-    workers = _counts(args.workers, "--workers", "worker")
+    return modes
 
-    try:  # one clear error before anything runs, not one per run
-        durations = load_durations(args.durations_from) if args.durations_from else None
-        shard = parse_shard(args.shard) if args.shard else None
-    except ShardError as exc:
-        raise CliError(str(exc)) from None
-    environment = describe(loaded["tier"])
-    gpu_counts, visible = _gpu_counts(args.gpus, environment)
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out_dir = Path(args.out_dir or Path(".matrix-results") / f"bench-{stamp}")
-    output = Path(args.output) if args.output else out_dir / "bench.md"
-    plan = [(mode, count, gpus, out_dir / f"{mode}-n{count}{f'-g{gpus}' if gpus else ''}.jsonl")
-            for gpus in gpu_counts for count in workers for mode in modes]
-    existing = [path for path in [output] + [results for *_, results in plan] if path.exists()]
-    if existing and not args.overwrite:
-        raise CliError(f"{existing[0]}: exists; pass --overwrite to replace it, or --out-dir/--output for another path")
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        output.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(f"{out_dir}: cannot create the output folder ({exc.strerror})") from None
 
-    cells = shard_cells(select_cells(kernels, styles, pipelines), shard, durations)
-    if not cells:
-        raise CliError(f"--shard {shard}: no cells in this shard of the selection")
-    passed_on = [option for option in RUN_OPTIONS if option.in_bench]
-    selection = cli_arguments(vars(args) | {"tier": loaded["tier"], "kernel": kernels, "style": styles,
-                                            "pipeline": pipelines}, passed_on)
-    load_at_start = os.getloadavg()[0]
+def _make_folders(*folders: Path) -> None:
+    for folder in folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CliError(f"{folder}: cannot create the output folder ({exc.strerror})") from None
+
+
+def _run_plan(plan: list[tuple[str, str, int | None, Path]], selection: list[str], visible: list[str], cells: int,
+              out_dir: Path) -> list[BenchRun]:
+    """Each (mode, workers, GPUs) of the plan as one `harness run`, one after another, with a line for each."""
     names = [f"{m} -n {c}{f' on {g} GPU(s)' if g else ''}" for m, c, g, _ in plan]
-    print(f"bench: {len(cells)} cells x {len(plan)} runs ({', '.join(names)}) into {out_dir}")
+    print(f"bench: {cells} cells x {len(plan)} runs ({', '.join(names)}) into {out_dir}")
     runs = []
     for (mode, count, gpus, results), name in zip(plan, names):
         run = run_once(mode, count, results, selection, visible[:gpus] if gpus else None)
         print(f"  {name}: {run.wall_s:.1f} s wall, {run.cpu_s:.1f} s CPU, {len(run.outcomes)} cells, exit {run.exit_code}")
         runs.append(run)
-    context = {"environment": environment, "cells": len(cells), "kernels": kernels, "styles": styles,
-               "pipelines": pipelines, "load_at_start": load_at_start, "cold_cache": args.cold_cache,
-               "durations_from": args.durations_from,
-               "shard": str(shard) if shard else None,
-               "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
-    table = render_bench(runs, context)
-
-    try:
-        write_text_atomic(output, table)
-    except OSError as exc:
-        raise CliError(str(exc)) from None
-    print(table)
-    print(f"bench table: {output}")
-    return 0 if all(run.outcomes for run in runs) else 1
+    return runs
 
 
 def _counts(value: str, option: str, what: str) -> list[str]:

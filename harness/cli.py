@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from harness.bench import add_bench_parser
 from harness.cli_common import CliError, load_tier_and_specs
+from harness.cli_common import check_writable as _check_writable  # command_run's name until it adopts cli_common
 from harness.perf.cli import add_parser as add_perf_parsers
 from harness.report.advice.advise import add_parser as add_advise_parser
 from harness.report.cli import add_subcommands
@@ -124,18 +124,6 @@ def _report_baseline(results: Any, directory: str | None) -> bool:
             print(f"  {kind}: ... and {len(cells) - 10} more")
     return bool(changes["regressions"])
 
-
-def _check_writable(path: Path) -> None:
-    if path.is_dir():
-        raise CliError(f"{path}: is a folder, not a file")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(f"{path}: cannot create its folder ({exc.strerror})") from None
-    if path.parent.exists() and not path.parent.is_dir():
-        raise CliError(f"{path}: its parent is not a folder")
-    if not os.access(path.parent, os.W_OK):
-        raise CliError(f"{path}: its folder is not writable")
 
 
 def command_list(args: argparse.Namespace) -> int:

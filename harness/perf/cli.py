@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.atomic import write_text_atomic
-from harness.cli_common import CliError, load_tier_and_specs
+from harness.cli_common import CliError, cli_errors, load_tier_and_specs, refuse_existing, selected
 from harness.perf.performance import render_performance
 from harness.perf.performance_diff import overhead_growth, render_changes, render_growth, run_to_run_changes
 from harness.perf.performance_plot import write_overhead_plot
@@ -23,7 +23,6 @@ from harness.perf_results import MODES, PERF_SCHEMA, PerfFileError, join_perf_fi
 from harness.results import ResultsFileError, ResultsWriter, header_record, read_results
 from harness.run.environment import describe, environment_tag
 from harness.run.options import RUN_OPTIONS, add_cli_options
-from harness.run.selection import SelectionError, validate
 from harness.vocab import STYLES
 
 DEFAULT_RULE = StopRule()
@@ -97,43 +96,22 @@ def command_perf(args: argparse.Namespace) -> int:
     rule = _numbers(args)
     loaded = load_tier_and_specs(args)
     tier = loaded["tier"]
-    try:
-        kernels = validate("kernel", args.kernel, loaded["specs"])
-        styles = validate("style", args.style, STYLES)
-        modes = validate("mode", args.mode, MODES)
-        sizes = [int(part) for part in _comma_list(args.sizes)] if args.sizes else None
-    except SelectionError as exc:
-        raise CliError(str(exc)) from None
-    except ValueError:
-        raise CliError(f"--sizes: {args.sizes!r} is not a comma-separated list of whole numbers") from None
-    if sizes is not None and (not sizes or min(sizes) < 1):
-        raise CliError("--sizes: every size must be >= 1")
-    try:
+    kernels, styles, modes = (selected("kernel", args.kernel, loaded["specs"]), selected("style", args.style, STYLES),
+                              selected("mode", args.mode, MODES))
+    sizes = _sizes(args.sizes)
+    with cli_errors(ResultsFileError):
         matrix = read_results(args.results)
-    except ResultsFileError as exc:
-        raise CliError(str(exc)) from None
     environment = describe(tier)
     mismatch = environment_mismatch(matrix.environment, environment)
     if mismatch:
         raise CliError(f"{args.results}: {mismatch}; run the matrix in this environment first")
     output = Path(args.output or Path("reports") / f"perf-{environment_tag(environment)}.jsonl")
-    if output.exists() and not args.overwrite:
-        raise CliError(f"{output}: exists; pass --overwrite to replace it, or -o for another path")
-
+    refuse_existing([output], args.overwrite, "-o")
     jobs = [PerfJob(kernel, style, mode, tuple(perf_sizes(loaded["specs"][kernel], tier, sizes)))
             for kernel in kernels for style in styles for mode in modes]
     to_time, untimed = split_jobs(jobs, matrix)
     processes = args.processes or (1 if tier == "cpu" else DEFAULT_GPU_PROCESSES)
-    method = {"rule": dataclasses.asdict(rule), "warmup_calls": args.warmup, "processes": processes,
-              "batch_ms": args.batch_ms, "order": "one kernel x style x mode at a time, each in a fresh Python with "
-              "empty Triton and Inductor caches; sizes in the order listed"
-              + (f"; {processes} processes each, in rounds over the styles of a kernel and mode" if processes > 1 else ""),
-              "seed": 0,
-              "clock": "interpreter" if tier == "cpu" else "gpu"}
-    header = header_record(environment, datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                           ["python", "-m", "harness", *sys.argv[1:]], perf_schema=PERF_SCHEMA, method=method,
-                           matrix_results=str(args.results))
-    writer = ResultsWriter(output, header)
+    writer = ResultsWriter(output, _header(args, environment, rule, processes))
     try:
         for record in untimed:
             writer.write_record(record.to_record())
@@ -147,6 +125,32 @@ def command_perf(args: argparse.Namespace) -> int:
     print(f"files: {output} ({timed} timed records); render: python -m harness perf-report {output} "
           "-o reports/performance.md --png reports/performance.png")
     return 0
+
+
+def _sizes(value: str | None) -> list[int] | None:
+    """--sizes as whole numbers >= 1; None (each kernel's own sizes) when not given."""
+    if not value:
+        return None
+    try:
+        sizes = [int(part) for part in _comma_list(value)]
+    except ValueError:
+        raise CliError(f"--sizes: {value!r} is not a comma-separated list of whole numbers") from None
+    if not sizes or min(sizes) < 1:
+        raise CliError("--sizes: every size must be >= 1")
+    return sizes
+
+
+def _header(args: argparse.Namespace, environment: dict[str, Any], rule: StopRule, processes: int) -> dict[str, Any]:
+    """The perf file's header: the matrix's, with the method every number was measured by."""
+    method = {"rule": dataclasses.asdict(rule), "warmup_calls": args.warmup, "processes": processes,
+              "batch_ms": args.batch_ms, "order": "one kernel x style x mode at a time, each in a fresh Python with "
+              "empty Triton and Inductor caches; sizes in the order listed"
+              + (f"; {processes} processes each, in rounds over the styles of a kernel and mode" if processes > 1 else ""),
+              "seed": 0,
+              "clock": "interpreter" if environment["tier"] == "cpu" else "gpu"}
+    return header_record(environment, datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                         ["python", "-m", "harness", *sys.argv[1:]], perf_schema=PERF_SCHEMA, method=method,
+                         matrix_results=str(args.results))
 
 
 def command_perf_report(args: argparse.Namespace) -> int:
