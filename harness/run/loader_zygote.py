@@ -197,11 +197,11 @@ def _warm(tier: str) -> None:
     pipelines, and run Inductor's CPU ISA probe, leaving CUDA untouched.
 
     The probe imports torch.utils.cpp_extension, which asks `torch.cuda.is_available()`; asked the usual way that
-    initialises the CUDA driver, and no child forked afterwards could use CUDA (measured on the H100: "Cannot
-    re-initialize CUDA in forked subprocess"). So the warm-up asks NVML instead (PYTORCH_NVML_BASED_CUDA_CHECK,
-    same answer, no driver), and `_fork_is_clean` proves it before any loader is forked. Under that check,
-    importing Inductor's compiler does not start CUDA either (measured on the H100: a child forked after it ran
-    CUDA and an AOTI cell); each worker would otherwise import it before its first cell (3.1 s there).
+    initialises the CUDA driver, and no child forked afterwards could use CUDA ("Cannot re-initialize CUDA in
+    forked subprocess"). So the warm-up asks NVML instead (PYTORCH_NVML_BASED_CUDA_CHECK, same answer, no
+    driver), and `_fork_is_clean` proves it before any loader is forked. Under that check, importing Inductor's
+    compiler does not start CUDA either; each worker would otherwise import it before its first cell (measured:
+    docs/maintainers.md, "Isolation").
     The ISA candidates are probed at once while the imports run (`_probe_vec_isas`).
     """
     enter_tier(tier)
@@ -238,8 +238,8 @@ def _probe_vec_isas() -> Iterator[None]:
     """Inductor's ISA probe, each candidate in a thread of its own, while the body runs; joined at the end.
 
     `pick_vec_isa` tries the CPU's candidate ISAs one after another, each a C++ compile and a child Python
-    (torch <= 2.11: one that imports torch): 43-49 s on the H100's 16 cores. Asked at once they took 16-17 s
-    there, with the same answer; each answer is cached on its candidate, so `pick_vec_isa` only reads them.
+    (torch <= 2.11: one that imports torch); asked at once they take a third of that time with the same answer
+    (docs/maintainers.md, "Isolation"); each answer is cached on its candidate, so `pick_vec_isa` only reads them.
     The candidates are those `valid_vec_isa_list` would try on this CPU; where that cannot be told (another
     architecture, another torch), nothing is asked ahead and `pick_vec_isa` probes as it always did.
     """
@@ -410,8 +410,8 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
     os.replace(temporary, directory / SOCKET)  # clients connect now; they are answered after the warm-up
     started = time.time()
     _warm(tier)
-    # Only the GPU tier needs CUDA in a forked child. On the CPU tier with a CUDA build of torch and no GPU
-    # (torch 2.12.0+cu130 here) the warm-up marks the fork bad, and refusing to fork stopped every run.
+    # Only the GPU tier needs CUDA in a forked child: on the CPU tier a CUDA build of torch without a GPU may mark
+    # the fork bad, and refusing to fork there would stop every run (docs/maintainers.md, "Isolation").
     if tier == "gpu" and not _fork_is_clean():
         print("the warm-up started CUDA: a forked child could not use it; nothing is forked", flush=True)
         return
