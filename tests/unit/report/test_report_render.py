@@ -2,8 +2,8 @@
 
 Goldens live in tests/unit/report/golden/ (see report_helpers.check_golden; regenerate
 with `UPDATE_GOLDENS=1 python3 -m pytest tests/unit/report`). A results file dropped
-into tests/fixtures/*.jsonl gets a golden of its own, golden/fixtures/<name>.md,
-written on its first run (that run skips: review and commit the new file).
+into tests/fixtures/*.jsonl needs a golden of its own, golden/fixtures/<name>.md: its test
+fails until `UPDATE_GOLDENS=1` writes it (review and commit the new file).
 """
 
 from __future__ import annotations
