@@ -249,7 +249,10 @@ def tests(session: nox.Session) -> None:
         session.install("--no-deps", *EXTRAS["examples"])
     run_lint(session)
     env = {} if passthrough(session) else {"TCM_REQUIRE_TOOLS": "1"}  # installed above: missing is a failure
-    session.run(python(session), "-m", "pytest", "tests", "-n", "2", *session.posargs, env=env, external=True)
+    # loadscope: each module's tests in one worker, so a module's shared run (its module-scoped fixture) runs once,
+    # not once per worker; tests/conftest.py starts the longest modules first.
+    session.run(python(session), "-m", "pytest", "tests", "-n", "2", "--dist", "loadscope", *session.posargs, env=env,
+                external=True)
 
 
 @nox.session

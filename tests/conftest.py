@@ -10,23 +10,22 @@ from __future__ import annotations
 import time
 
 import pytest
+from suite_rules import LONGEST_FIRST, slow_marker_problem, start_order
 
 from harness.run.environment import enter_tier, resolve_tier
 
 TIER = resolve_tier("auto")
 enter_tier(TIER)
 
-# Far above any quick test (they take well under a second alone), far below any slow one: the margin is for a
-# machine whose cores are shared.
-QUICK_LIMIT_S = 60.0
-
-
-def slow_marker_problem(marked_slow: bool, seconds: float, limit: float = QUICK_LIMIT_S) -> str | None:
-    """Why a test's marker is wrong for its measured time, or None."""
-    if not marked_slow and seconds > limit:
-        return (f"took {seconds:.0f} s without the `slow` marker (over {limit:.0f} s): mark it "
-                "@pytest.mark.slow, or make it quick")
-    return None
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = config.rootpath
+    modules: dict[str, int] = {}  # a module is kept whole: its order is that of its slowest test
+    for item in items:
+        path = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else str(item.path)
+        order = start_order(path, item.get_closest_marker("slow") is not None)
+        modules[path] = min(order, modules.get(path, order))
+    items.sort(key=lambda item: modules.get(item.path.relative_to(root).as_posix() if item.path.is_relative_to(root)
+                                            else str(item.path), len(LONGEST_FIRST) + 1))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import QUICK_LIMIT_S, slow_marker_problem
+from suite_rules import LONGEST_FIRST, QUICK_LIMIT_S, slow_marker_problem, start_order
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -19,6 +19,12 @@ def test_a_long_test_without_the_marker_is_a_problem():
 def test_a_quick_test_or_a_marked_one_is_not():
     assert slow_marker_problem(False, 0.5) is None
     assert slow_marker_problem(True, 10 * QUICK_LIMIT_S) is None
+
+
+def test_the_longest_modules_start_first_then_the_slow_ones():
+    assert start_order(LONGEST_FIRST[0], True) < start_order(LONGEST_FIRST[-1], True) < start_order("tests/x.py", True)
+    assert start_order("tests/x.py", True) < start_order("tests/y.py", False)
+    assert all((REPO / path).is_file() for path in LONGEST_FIRST)
 
 
 def test_not_slow_deselects_the_tests_that_run_cells():

@@ -11,6 +11,8 @@ from harness.run.environment import resolve_tier
 from harness.run.isolation import run_inline
 from kernels import softmax
 
+pytestmark = pytest.mark.slow  # runs real cells in this process
+
 TIER = resolve_tier("auto")
 KERNELS = str(Path(__file__).with_name("input_kernels.py"))
 
