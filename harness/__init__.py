@@ -14,7 +14,7 @@ __all__ = ["KernelSpec", "__version__"]
 
 def __getattr__(name: str) -> Any:
     if name == "KernelSpec":
-        from harness.domain.spec import KernelSpec
+        from harness.domain.spec import KernelSpec  # deferred: imports torch; `import harness` stays light
 
         return KernelSpec
     raise AttributeError(f"module 'harness' has no attribute {name!r}")

@@ -23,7 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.vocab import STYLES
+from harness.atomic import write_text_atomic
+from harness.cli_common import CliError, cli_errors, load_tier_and_specs, refuse_existing, selected
+from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.tables import markdown_table
+from harness.results import ResultsFileError, read_results
+from harness.run.environment import describe
+from harness.run.gpus import visible_gpus
+from harness.run.options import ISOLATION_MODES, RUN_OPTIONS, add_cli_options, cli_arguments
+from harness.run.selection import select_cells
+from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
+from harness.vocab import PIPELINES, STYLES
 
 REFERENCE_MODE = "process"
 DEFAULT_KERNELS = ["add"]
@@ -48,8 +58,6 @@ SHARD_NOTE = ", shard {} of them (`--shard`: whole kernel-pipeline groups, {})"
 
 
 def add_bench_parser(subparsers: Any) -> None:
-    from harness.run.options import RUN_OPTIONS, add_cli_options
-
     bench = subparsers.add_parser("bench", help="time the same cells under each isolation mode and worker count; "
                                   f"default cells: {','.join(DEFAULT_KERNELS)} x every style x {','.join(DEFAULT_PIPELINES)}")
     add_cli_options(bench, [option for option in RUN_OPTIONS if option.in_bench])  # as `run` declares them
@@ -76,83 +84,77 @@ def _split(values: str) -> list[str]:
 
 
 def command_bench(args: argparse.Namespace) -> int:
-    from harness.cli_common import CliError, load_tier_and_specs
-    from harness.run.environment import describe
-    from harness.run.options import ISOLATION_MODES, RUN_OPTIONS, cli_arguments
-    from harness.run.selection import SelectionError, select_cells, validate
-    from harness.vocab import PIPELINES
-
     loaded = load_tier_and_specs(args)
-    try:
-        kernels = validate("kernel", args.kernel or DEFAULT_KERNELS, loaded["specs"])
-        styles = validate("style", args.style, STYLES)
-        pipelines = list(PIPELINES) if args.all else validate("pipeline", args.pipeline or DEFAULT_PIPELINES, PIPELINES)
-    except SelectionError as exc:
-        raise CliError(str(exc)) from None
-    modes = _split(args.modes)
-    unknown = [mode for mode in modes if mode not in ISOLATION_MODES]
-    if unknown or not modes:
-        named = repr(unknown[0]) if unknown else "(none)"
-        raise CliError(f"--modes: unknown isolation mode {named}; valid modes: {', '.join(ISOLATION_MODES)}")
-    workers = _counts(args.workers, "--workers", "worker")
-    from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
-
-    try:  # one clear error before anything runs, not one per run
+    kernels, styles, pipelines = _selection(args, loaded["specs"])
+    modes, workers = _modes(args.modes), _counts(args.workers, "--workers", "worker")
+    with cli_errors(ShardError):  # one clear error before anything runs, not one per run
         durations = load_durations(args.durations_from) if args.durations_from else None
         shard = parse_shard(args.shard) if args.shard else None
-    except ShardError as exc:
-        raise CliError(str(exc)) from None
     environment = describe(loaded["tier"])
     gpu_counts, visible = _gpu_counts(args.gpus, environment)
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out_dir = Path(args.out_dir or Path(".matrix-results") / f"bench-{stamp}")
+    out_dir = Path(args.out_dir or Path(".matrix-results") / f"bench-{datetime.datetime.now():%Y%m%d-%H%M%S}")
     output = Path(args.output) if args.output else out_dir / "bench.md"
     plan = [(mode, count, gpus, out_dir / f"{mode}-n{count}{f'-g{gpus}' if gpus else ''}.jsonl")
             for gpus in gpu_counts for count in workers for mode in modes]
-    existing = [path for path in [output] + [results for *_, results in plan] if path.exists()]
-    if existing and not args.overwrite:
-        raise CliError(f"{existing[0]}: exists; pass --overwrite to replace it, or --out-dir/--output for another path")
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        output.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(f"{out_dir}: cannot create the output folder ({exc.strerror})") from None
-
+    refuse_existing([output] + [results for *_, results in plan], args.overwrite, "--out-dir/--output")
+    _make_folders(out_dir, output.parent)
     cells = shard_cells(select_cells(kernels, styles, pipelines), shard, durations)
     if not cells:
         raise CliError(f"--shard {shard}: no cells in this shard of the selection")
-    passed_on = [option for option in RUN_OPTIONS if option.in_bench]
     selection = cli_arguments(vars(args) | {"tier": loaded["tier"], "kernel": kernels, "style": styles,
-                                            "pipeline": pipelines}, passed_on)
-    load_at_start = os.getloadavg()[0]
-    names = [f"{m} -n {c}{f' on {g} GPU(s)' if g else ''}" for m, c, g, _ in plan]
-    print(f"bench: {len(cells)} cells x {len(plan)} runs ({', '.join(names)}) into {out_dir}")
-    runs = []
-    for (mode, count, gpus, results), name in zip(plan, names):
-        run = run_once(mode, count, results, selection, visible[:gpus] if gpus else None)
-        print(f"  {name}: {run.wall_s:.1f} s wall, {run.cpu_s:.1f} s CPU, {len(run.outcomes)} cells, exit {run.exit_code}")
-        runs.append(run)
+                                            "pipeline": pipelines}, [option for option in RUN_OPTIONS if option.in_bench])
     context = {"environment": environment, "cells": len(cells), "kernels": kernels, "styles": styles,
-               "pipelines": pipelines, "load_at_start": load_at_start, "cold_cache": args.cold_cache,
-               "durations_from": args.durations_from,
-               "shard": str(shard) if shard else None,
-               "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
-    table = render_bench(runs, context)
-    from harness.report.atomic import write_text_atomic
-
-    try:
+               "pipelines": pipelines, "load_at_start": os.getloadavg()[0], "cold_cache": args.cold_cache,
+               "durations_from": args.durations_from, "shard": str(shard) if shard else None}
+    runs = _run_plan(plan, selection, visible, len(cells), out_dir)
+    table = render_bench(runs, context | {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")})
+    with cli_errors(OSError):
         write_text_atomic(output, table)
-    except OSError as exc:
-        raise CliError(str(exc)) from None
     print(table)
     print(f"bench table: {output}")
     return 0 if all(run.outcomes for run in runs) else 1
 
 
+def _selection(args: argparse.Namespace, specs: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
+    """The kernels, styles and pipelines asked, each checked; bench's own defaults where none are asked."""
+    kernels = selected("kernel", args.kernel or DEFAULT_KERNELS, specs)
+    styles = selected("style", args.style, STYLES)
+    pipelines = list(PIPELINES) if args.all else selected("pipeline", args.pipeline or DEFAULT_PIPELINES, PIPELINES)
+    return kernels, styles, pipelines
+
+
+def _modes(value: str) -> list[str]:
+    modes = _split(value)
+    unknown = [mode for mode in modes if mode not in ISOLATION_MODES]
+    if unknown or not modes:
+        named = repr(unknown[0]) if unknown else "(none)"
+        raise CliError(f"--modes: unknown isolation mode {named}; valid modes: {', '.join(ISOLATION_MODES)}")
+    return modes
+
+
+def _make_folders(*folders: Path) -> None:
+    for folder in folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CliError(f"{folder}: cannot create the output folder ({exc.strerror})") from None
+
+
+def _run_plan(plan: list[tuple[str, str, int | None, Path]], selection: list[str], visible: list[str], cells: int,
+              out_dir: Path) -> list[BenchRun]:
+    """Each (mode, workers, GPUs) of the plan as one `harness run`, one after another, with a line for each."""
+    names = [f"{m} -n {c}{f' on {g} GPU(s)' if g else ''}" for m, c, g, _ in plan]
+    print(f"bench: {cells} cells x {len(plan)} runs ({', '.join(names)}) into {out_dir}")
+    runs = []
+    for (mode, count, gpus, results), name in zip(plan, names):
+        run = run_once(mode, count, results, selection, visible[:gpus] if gpus else None)
+        print(f"  {name}: {run.wall_s:.1f} s wall, {run.cpu_s:.1f} s CPU, {len(run.outcomes)} cells, exit {run.exit_code}")
+        runs.append(run)
+    return runs
+
+
 def _counts(value: str, option: str, what: str) -> list[str]:
     """A comma-separated list of whole numbers >= 1, or CliError naming the option."""
-    from harness.cli_common import CliError
-
     counts = _split(value)
     if not counts or not all(count.isdigit() and int(count) >= 1 for count in counts):
         raise CliError(f"{option} {value!r}: give {what} counts >= 1, comma-separated (e.g. 1,2)")
@@ -161,9 +163,6 @@ def _counts(value: str, option: str, what: str) -> list[str]:
 
 def _gpu_counts(value: str | None, environment: dict[str, Any]) -> tuple[list[int | None], list[str]]:
     """The --gpus counts (or [None] when not given) and the GPUs CUDA may use here; CliError when they cannot run."""
-    from harness.cli_common import CliError
-    from harness.run.gpus import visible_gpus
-
     if value is None:
         return [None], []
     counts = _counts(value, "--gpus", "GPU")
@@ -180,8 +179,6 @@ def _cpu_seconds() -> float:
 
 def run_once(mode: str, workers: str, results: Path, selection: list[str], gpus: list[str] | None = None) -> BenchRun:
     """One `python -m harness run` of the cells, seeing only `gpus` when given; its output goes to RESULTS.log."""
-    from harness.results import ResultsFileError, read_results
-
     command = [sys.executable, "-m", "harness", "run", *selection, "--isolation", mode, "-n", workers,
                "-o", str(results), "--summary", str(results.with_suffix(".md")), "--overwrite"]
     cpu_before, started = _cpu_seconds(), time.perf_counter()
@@ -228,9 +225,6 @@ def _same_outcomes(run: BenchRun, reference: BenchRun | None) -> str:
 
 def render_bench(runs: list[BenchRun], context: dict[str, Any]) -> str:
     """The Markdown table, with the machine and the cell set it was measured on."""
-    from harness.report.escape import escape_cell
-    from harness.report.tables import markdown_table
-
     environment = context["environment"]
     gpu = f"{environment['gpu']} x{environment.get('gpu_count') or 1}" if environment.get("gpu") else "none"
     by_gpus = any(run.gpus is not None for run in runs)

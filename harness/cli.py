@@ -8,8 +8,28 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.cli_common import CliError, load_tier_and_specs
-from harness.run.options import add_cli_options, pytest_arguments
+from harness.atomic import write_text_atomic
+from harness.bench import add_bench_parser
+from harness.cli_common import CliError, check_writable, cli_errors, load_tier_and_specs, refuse_existing, selected
+from harness.order_check import add_parser as add_order_check_parser
+from harness.perf.cli import add_parser as add_perf_parsers
+from harness.report.advice.advise import add_parser as add_advise_parser
+from harness.report.cli import add_subcommands
+from harness.report.compare.baseline import BaselineError, baseline_name, changes_against, load_baseline
+from harness.report.markdown.aggregate import final_cells
+from harness.report.markdown.summary import render_summary_markdown
+from harness.report.page.html_cli import add_parser as add_html_parser
+from harness.repro_command import add_parser as add_repro_parser
+from harness.results import ResultsFileError, ResultsWriter, read_results
+from harness.run.confirm import CellRerunner, changed_cells, confirm_changes
+from harness.run.environment import describe, environment_tag
+from harness.run.isolation import run_isolated
+from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
+from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR, add_cli_options, pytest_arguments
+from harness.run.plan import command_line, interrupted_message, plan_run
+from harness.run.selection import SelectionError, chosen_pipelines, chosen_styles, select_cells
+from harness.run.subsets import describe_default
+from harness.run.workers import resolve_worker_count
 from harness.vocab import CALL_SITE_PIPELINES, CALL_SITE_STYLES, PIPELINE_FAMILIES, STYLES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -24,15 +44,12 @@ def _add_run_parser(subparsers: Any) -> None:
 
 def command_run(args: argparse.Namespace) -> int:
     """Plan, run the cells through pytest, confirm what changed against the baseline, then say what regressed."""
-    from harness.results import ResultsFileError, read_results
 
     plan, tier, workers = _plan_run(args)
     output = plan.output
     summary = Path(args.summary) if args.summary else output.with_suffix(".md")
     _refuse_existing(args, plan, output, summary)
     if not args.pipeline and not args.all:
-        from harness.run.subsets import describe_default
-
         print(describe_default(tier))
     print(f"{len(plan.to_run)} cells, {workers} worker(s), isolation {args.isolation}, tier {tier}")
     if not plan.to_run and not plan.resume:
@@ -48,9 +65,6 @@ def command_run(args: argparse.Namespace) -> int:
             results = _confirm(args, results, expected, tier, output) or results
     except ResultsFileError as exc:
         raise CliError(str(exc)) from None
-    from harness.report.atomic import write_text_atomic
-    from harness.report.summary import render_summary_markdown
-
     write_text_atomic(summary, render_summary_markdown(results, f"Matrix summary: {output.name}"))
     print(f"files: {output} (one record per cell), {summary} (summary); "
           f"the chart and its evidence: python -m harness report {output}")
@@ -63,47 +77,34 @@ def command_run(args: argparse.Namespace) -> int:
 
 def _plan_run(args: argparse.Namespace) -> tuple[Any, str, int]:
     """The run's plan (selection, shard, resume, repeat), its tier and its worker count; bad input is a CliError."""
-    from harness.run.environment import describe, environment_tag
-    from harness.run.plan import plan_run
-    from harness.run.selection import SelectionError, chosen_pipelines, chosen_styles, select_cells, validate
-    from harness.run.workers import resolve_worker_count
-
     loaded = load_tier_and_specs(args)
     tier = loaded["tier"]
-    try:
-        kernels = validate("kernel", args.kernel, loaded["specs"])
+    kernels = selected("kernel", args.kernel, loaded["specs"])
+    with cli_errors(SelectionError, ValueError):
         styles = chosen_styles(args.style, args.all, tier)
         pipelines = chosen_pipelines(args.pipeline, args.all, tier)
         workers = resolve_worker_count(str(args.workers), tier)
-    except (SelectionError, ValueError) as exc:
-        raise CliError(str(exc)) from None
     if args.confirm < 0:
         raise CliError(f"--confirm {args.confirm}: expected the number of new runs per changed cell, 0 or more")
     if not MATRIX_DIR.is_dir():
         raise CliError(f"{MATRIX_DIR}: the matrix suites are not there; run from a checkout (pip install -e .)")
     environment = describe(tier)
-    try:  # --shard, --durations-from, --resume, --repeat
+    with cli_errors(ValueError):  # --shard, --durations-from, --resume, --repeat, --order
         plan = plan_run(args, select_cells(kernels, styles, pipelines), environment,
                         Path("reports") / f"results-{environment_tag(environment)}.jsonl")
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
     return plan, tier, workers
 
 
 def _refuse_existing(args: argparse.Namespace, plan: Any, output: Path, summary: Path) -> None:
-    for path in (output, summary):
-        if path.exists() and not args.overwrite and not plan.resume:  # resuming appends, and renews the summary
-            raise CliError(f"{path}: exists; pass --overwrite to replace it, or -o/--summary for another path")
-    _check_writable(output)
-    _check_writable(summary)
+    refuse_existing((output, summary), args.overwrite or bool(plan.resume), "-o/--summary")  # resuming appends
+    check_writable(output)
+    check_writable(summary)
 
 
 def _run_pytest(args: argparse.Namespace, plan: Any, tier: str, workers: int) -> int | None:
     """Run the planned cells; None when pytest finished (whatever the cells did), else the exit code to return."""
     import pytest
 
-    from harness.plugin.pytest_plugin import command_line
-    from harness.run.plan import interrupted_message
 
     values = vars(args) | {"tier": tier, "output": str(plan.output), "overwrite": not plan.resume,
                            "resume": str(plan.output) if plan.resume else None}
@@ -127,8 +128,6 @@ def _run_pytest(args: argparse.Namespace, plan: Any, tier: str, workers: int) ->
 
 def _baseline_for(environment: dict[str, Any], directory: str | None) -> tuple[dict[str, str] | None, Path | None]:
     """The reviewed expected outcomes of this environment and their file; (None, None) with --baseline-dir none."""
-    from harness.plugin.state import EXPECTED_DIR
-    from harness.report.baseline import BaselineError, baseline_name, load_baseline
 
     if directory == "none":
         return None, None
@@ -142,12 +141,6 @@ def _baseline_for(environment: dict[str, Any], directory: str | None) -> tuple[d
 def _confirm(args: argparse.Namespace, results: Any, expected: dict[str, str], tier: str, output: Path) -> Any:
     """Run every cell that changed against the baseline again (harness.run.confirm); append the confirmed or
     flaky records to the results file and return the file read again (None when nothing changed)."""
-    from harness.plugin.state import DEFAULT_TIMEOUT_S
-    from harness.report.aggregate import final_cells
-    from harness.results import ResultsWriter, read_results
-    from harness.run.confirm import CellRerunner, changed_cells, confirm_changes
-    from harness.run.isolation import run_isolated
-    from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
 
     cells = list(final_cells(results).values())
     changed = changed_cells(cells, expected)
@@ -172,8 +165,6 @@ def _confirm(args: argparse.Namespace, results: Any, expected: dict[str, str], t
 
 def _report_baseline(results: Any, expected: dict[str, str] | None, path: Path | None) -> bool:
     """Print what changed against the reviewed baseline of this environment; True when a confirmed cell regressed."""
-    from harness.report.baseline import changes_against
-
     if path is None:
         return False
     if expected is None:
@@ -188,18 +179,6 @@ def _report_baseline(results: Any, expected: dict[str, str] | None, path: Path |
             print(f"  {kind}: ... and {len(cells) - 10} more")
     return bool(changes["regressions"])
 
-
-def _check_writable(path: Path) -> None:
-    if path.is_dir():
-        raise CliError(f"{path}: is a folder, not a file")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(f"{path}: cannot create its folder ({exc.strerror})") from None
-    if path.parent.exists() and not path.parent.is_dir():
-        raise CliError(f"{path}: its parent is not a folder")
-    if not os.access(path.parent, os.W_OK):
-        raise CliError(f"{path}: its folder is not writable")
 
 
 def command_list(args: argparse.Namespace) -> int:
@@ -225,30 +204,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_parser(subparsers)
     listing = subparsers.add_parser("list", help="the kernels, styles and pipelines this harness knows")
     listing.add_argument("--kernels-from", action="append", default=[])
-    from harness.bench import add_bench_parser
-
     add_bench_parser(subparsers)
-    from harness.perf.cli import add_parser as add_perf_parsers
-
     add_perf_parsers(subparsers)  # perf, perf-report, perf-diff
-    from harness.report.advise import add_parser as add_advise_parser
-
     add_advise_parser(subparsers)
-    from harness.repro_command import add_parser as add_repro_parser
-
     add_repro_parser(subparsers)
-    from harness.order_check import add_parser as add_order_check_parser
-
     add_order_check_parser(subparsers)
-    try:
-        from harness.report.cli import add_subcommands
-    except ImportError:
-        pass
-    else:
-        add_subcommands(subparsers)
-        from harness.report.html_cli import add_parser as add_html_parser
-
-        add_html_parser(subparsers)
+    add_subcommands(subparsers)
+    add_html_parser(subparsers)
     return parser
 
 

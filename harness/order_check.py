@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli_common import CliError, load_tier_and_specs
+from harness.report.markdown.aggregate import final_cells
+from harness.results import ResultsFileError, read_results
 from harness.run.options import RUN_OPTIONS, add_cli_options, cli_arguments
+from harness.run.selection import SelectionError, validate
 
 ORDERS = ("longest-first", "reversed")
 SELECTION = ("kernel", "style", "pipeline", "all", "kernels_from", "tier", "timeout")
@@ -53,9 +56,6 @@ def order_differences(first: dict[str, str], second: dict[str, str]) -> list[str
 
 
 def _outcomes(path: Path) -> dict[str, str]:
-    from harness.report.aggregate import final_cells
-    from harness.results import ResultsFileError, read_results
-
     try:
         return {cell_id: cell.outcome for cell_id, cell in final_cells(read_results(path)).items()}
     except ResultsFileError:
@@ -65,8 +65,6 @@ def _outcomes(path: Path) -> dict[str, str]:
 def command_order_check(args: argparse.Namespace) -> int:
     if args.sample < 0:
         raise CliError(f"--sample {args.sample}: expected a number of kernels, 0 (all) or more")
-    from harness.run.selection import SelectionError, validate
-
     specs = load_tier_and_specs(args)["specs"]
     try:
         kernels = sample_kernels(validate("kernel", args.kernel, specs), args.sample, args.seed)

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import write_text_atomic
 from harness.jsonl import json_objects
+from harness.records import HeaderedFile, PlainRecord
 
 PERF_SCHEMA = "perf-1"
 RECORD_KIND = "perf"
@@ -28,13 +30,15 @@ class PerfFileError(Exception):
 
 
 @dataclass
-class PerfRecord:
+class PerfRecord(PlainRecord):
     """One (kernel, style, mode, size): its statistics when timed, its outcome and evidence when not.
 
     host / device: {"median_s", "ci_low_s", "ci_high_s", "q1_s", "q3_s", "n", "stop", ...} (harness.perf.stats),
     device None where there is none to measure (CPU tier). profiler: the self-check (host overhead by
     torch.profiler, and its ratio to the wall-clock median).
     """
+
+    RECORD_KIND = RECORD_KIND
 
     kernel: str
     style: str
@@ -65,23 +69,14 @@ class PerfRecord:
         return self.outcome == TIMED and self.host is not None
 
     def to_record(self) -> dict[str, Any]:
-        return {"record": RECORD_KIND, "id": self.id, **dataclasses.asdict(self)}
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> PerfRecord:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in record.items() if k in names})
+        return {**super().to_record(), "id": self.id}  # the id is derived, written for readers that grep
 
 
 @dataclass
-class PerfFile:
+class PerfFile(HeaderedFile):
     header: dict[str, Any]
     records: list[PerfRecord]
     dropped_torn_line: bool = False
-
-    @property
-    def environment(self) -> dict[str, Any]:
-        return self.header.get("environment", {})
 
 
 _FIELD_TYPES: tuple[tuple[str, Any, str], ...] = (
@@ -169,7 +164,4 @@ def write_perf_file(perf: PerfFile, path: str | Path) -> Path:
     """The JSON Lines `harness perf` writes: the header, then one line per record."""
     path = Path(path)
     lines = [json.dumps(perf.header, sort_keys=True)] + [json.dumps(r.to_record(), sort_keys=True) for r in perf.records]
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    partial.replace(path)
-    return path
+    return write_text_atomic(path, "\n".join(lines) + "\n")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.cli_common import CliError, load_tier_and_specs
+from harness.results import ResultsFileError, read_results
 from harness.vocab import CALL_SITE_STYLES, PIPELINES, STYLES, split_cell_id
 
 
@@ -14,7 +15,6 @@ def _expected(path: str | None, wanted: str) -> dict | None:
     """The cell's recorded outcome from a results file, for the script's header; None without --results."""
     if path is None:
         return None
-    from harness.results import ResultsFileError, read_results
 
     try:
         results = read_results(path)
@@ -39,13 +39,13 @@ def command_repro(args: argparse.Namespace) -> int:
     loaded = load_tier_and_specs(args)
     if kernel not in loaded["specs"]:
         raise CliError(f"{args.cell}: unknown kernel {kernel!r} (known: {', '.join(sorted(loaded['specs']))})")
-    from harness.domain.pipelines.requirements import skip_reason
-    from harness.domain.repro import ReproUnsupported, write_repro
+    from harness.domain.pipelines.requirements import skip_reason  # deferred: imports torch; `repro --help` stays light
+    from harness.domain.repro import ReproUnsupported, write_repro  # deferred: imports torch; `repro --help` stays light
 
     reason = skip_reason(loaded["specs"][kernel], pipeline, loaded["tier"])
     if reason:
         raise CliError(f"{args.cell}: the cell is skip on the {loaded['tier']} tier ({reason}); nothing to reproduce")
-    from harness.domain.repro_source import ReproSourceError
+    from harness.domain.repro_source import ReproSourceError  # deferred: imports torch; `repro --help` stays light
 
     try:
         text = write_repro(loaded["specs"][kernel], style, pipeline, loaded["tier"], expected=expected)

@@ -6,7 +6,6 @@ dict, and this module imports no torch so the report side runs anywhere.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from dataclasses import dataclass, field
@@ -14,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.jsonl import json_objects
+from harness.records import HeaderedFile, PlainRecord
+from harness.version import __version__
+from harness.vocab import OUTCOMES, PIPELINES, STAGES, STYLES, cell_id
 
 SCHEMA_VERSION = 1
 
@@ -23,7 +25,9 @@ class ResultsFileError(Exception):
 
 
 @dataclass
-class CellResult:
+class CellResult(PlainRecord):
+    RECORD_KIND = "cell"
+
     id: str
     kernel: str
     style: str
@@ -42,29 +46,15 @@ class CellResult:
     call_site: str = ""  # a call-site cell's site (docs/call-sites.md); "" for the main chart's cells
     traceback: str | None = None  # a non-pass's full Python traceback, chained causes included (report --tracebacks)
 
-    def to_record(self) -> dict[str, Any]:
-        return {"record": "cell", **dataclasses.asdict(self)}
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> CellResult:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in record.items() if k in names})
-
 
 @dataclass
-class ResultsFile:
+class ResultsFile(HeaderedFile):
     header: dict[str, Any]
     cells: list[CellResult]
-    dropped_torn_line: bool = False  # the last line was torn (a killed run) and was dropped
-
-    @property
-    def environment(self) -> dict[str, Any]:
-        return self.header.get("environment", {})
+    dropped_torn_line: bool = False
 
 
 def header_record(environment: dict[str, Any], started: str, command: list[str], **extra: Any) -> dict[str, Any]:
-    from harness.version import __version__
-
     return {
         "record": "header",
         "schema": SCHEMA_VERSION,
@@ -143,7 +133,6 @@ def _type_problem(record: dict[str, Any]) -> str | None:
     for key, valid, name in checks:
         if key in record and not valid(record[key]):
             return f"field {key!r} must be {name}"
-    from harness.vocab import cell_id
 
     expected_id = cell_id(record["kernel"], record["style"], record["pipeline"], record.get("call_site") or "")
     if record["id"] != expected_id:
@@ -158,8 +147,6 @@ def _verdict(cell: CellResult) -> tuple[Any, ...]:
 
 def unknown_names(cells: list[CellResult]) -> dict[str, list[str]]:
     """Style, pipeline, outcome and stage names the vocabulary does not know (a newer harness, a hand edit)."""
-    from harness.vocab import OUTCOMES, PIPELINES, STAGES, STYLES
-
     found: dict[str, set[str]] = {"style": set(), "pipeline": set(), "outcome": set(), "stage": set()}
     for cell in cells:
         for kind, value, known in (("style", cell.style, STYLES), ("pipeline", cell.pipeline, PIPELINES),

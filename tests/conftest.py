@@ -1,6 +1,37 @@
-"""The harness's own tests run on the tier this machine has; the CPU tier needs the interpreter before any kernel import."""
+"""The harness's own tests run on the tier this machine has; the CPU tier needs the interpreter before any kernel import.
+
+The `slow` marker means "runs real matrix cells or a real `harness` command: seconds to minutes". `-m "not slow"`
+is the quick loop (docs/maintainers.md, "The harness's own tests"); so that it stays quick, a test without the
+marker whose body runs longer than QUICK_LIMIT_S fails, naming the marker it needs.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from suite_rules import LONGEST_FIRST, slow_marker_problem, start_order
 
 from harness.run.environment import enter_tier, resolve_tier
 
 TIER = resolve_tier("auto")
 enter_tier(TIER)
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = config.rootpath
+    modules: dict[str, int] = {}  # a module is kept whole: its order is that of its slowest test
+    for item in items:
+        path = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else str(item.path)
+        order = start_order(path, item.get_closest_marker("slow") is not None)
+        modules[path] = min(order, modules.get(path, order))
+    items.sort(key=lambda item: modules.get(item.path.relative_to(root).as_posix() if item.path.is_relative_to(root)
+                                            else str(item.path), len(LONGEST_FIRST) + 1))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    started = time.perf_counter()
+    outcome = yield
+    problem = slow_marker_problem(item.get_closest_marker("slow") is not None, time.perf_counter() - started)
+    if problem and outcome.excinfo is None:
+        pytest.fail(problem, pytrace=False)

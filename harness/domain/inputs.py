@@ -16,6 +16,7 @@ import torch
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
+from harness.domain.evidence import error_type, first_line
 from harness.domain.spec import KernelSpec
 
 # Sizes around every power-of-two block a kernel is likely to use: one element, one either side.
@@ -144,8 +145,6 @@ class FailingExample(Exception):
         super().__init__(f"falsifying example ({where}): {type(error).__name__}: {error}")
 
     def to_record(self) -> dict[str, Any]:
-        from harness.domain.evidence import error_type, first_line
-
         inner = getattr(self.error, "error", self.error)  # a StageFailure carries the exception inside
         return {"example": self.case.to_record() if self.case else None, "stage": getattr(self.error, "stage", "run"),
                 "error_type": error_type(inner), "error": first_line(inner)}

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from harness.domain.call_sites import at_call_site
 from harness.domain.signature import named_function
 from harness.domain.spec import KernelSpec, identity_wrap, kernel_name, launched_count, no_launch_wrap, visible_output
 from harness.vocab import split_style
@@ -245,7 +246,5 @@ def build_style(spec: KernelSpec, style: str) -> BuiltOp:
     built = BUILDERS[base](spec, f"tcm_{base}")
     built.rebuild_as = base
     if site:
-        from harness.domain.call_sites import at_call_site
-
         built = at_call_site(spec, built, base, site)
     return built

@@ -2,5 +2,6 @@
 
 options/plan (what to time, and what the matrix lets us time), sizes, stats (the stop rule), timing
 (the clocks), worker (the child that times one kernel x style x mode), runner (one worker at a time),
-cli (the commands). The records are harness.perf_results; the report side reads them, never torch.
+cli (the commands); performance, performance_diff, performance_plot and gpu_peaks render the records (never
+torch). The records are harness.perf_results.
 """

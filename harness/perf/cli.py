@@ -10,8 +10,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import write_text_atomic
+from harness.cli_common import CliError, cli_errors, load_tier_and_specs, refuse_existing, selected
+from harness.perf.performance import render_performance
+from harness.perf.performance_diff import overhead_growth, render_changes, render_growth, run_to_run_changes
+from harness.perf.performance_plot import write_overhead_plot
+from harness.perf.plan import PerfJob, environment_mismatch, split_jobs
+from harness.perf.runner import WorkerSettings, run_jobs
+from harness.perf.sizes import perf_sizes
 from harness.perf.stats import StopRule
-from harness.perf_results import MODES
+from harness.perf_results import MODES, PERF_SCHEMA, PerfFileError, join_perf_files, read_perf_results, write_perf_file
+from harness.results import ResultsFileError, ResultsWriter, header_record, read_results
+from harness.run.environment import describe, environment_tag
+from harness.run.options import RUN_OPTIONS, add_cli_options
+from harness.vocab import STYLES
 
 DEFAULT_RULE = StopRule()
 DEFAULT_TIMEOUT_S = 1800.0
@@ -24,8 +36,6 @@ def _comma_list(text: str) -> list[str]:
 
 def add_parser(subparsers: Any) -> None:
     """Register perf, perf-report and perf-diff."""
-    from harness.run.options import RUN_OPTIONS, add_cli_options
-
     perf = subparsers.add_parser("perf", help="time each kernel x style x mode x size that the matrix passed "
                                  "(host, device and first-call time; docs/performance.md)")
     add_cli_options(perf, [o for o in RUN_OPTIONS if o.dest in ("kernel", "style", "kernels_from", "tier")])
@@ -71,8 +81,6 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _numbers(args: argparse.Namespace) -> StopRule:
-    from harness.cli_common import CliError
-
     rule = StopRule(rel_ci=args.rel_ci, min_samples=args.min_samples, max_samples=args.max_samples,
                     max_seconds=args.max_seconds)
     if not 0 < rule.rel_ci < 1 or rule.min_samples < 1 or rule.max_samples < rule.min_samples or rule.max_seconds <= 0:
@@ -85,56 +93,25 @@ def _numbers(args: argparse.Namespace) -> StopRule:
 
 
 def command_perf(args: argparse.Namespace) -> int:
-    from harness.cli_common import CliError, load_tier_and_specs
-    from harness.perf.plan import PerfJob, environment_mismatch, split_jobs
-    from harness.perf.runner import WorkerSettings, run_jobs
-    from harness.perf.sizes import perf_sizes
-    from harness.perf_results import PERF_SCHEMA
-    from harness.results import ResultsFileError, ResultsWriter, header_record, read_results
-    from harness.run.environment import describe, environment_tag
-    from harness.run.selection import SelectionError, validate
-    from harness.vocab import STYLES
-
     rule = _numbers(args)
     loaded = load_tier_and_specs(args)
     tier = loaded["tier"]
-    try:
-        kernels = validate("kernel", args.kernel, loaded["specs"])
-        styles = validate("style", args.style, STYLES)
-        modes = validate("mode", args.mode, MODES)
-        sizes = [int(part) for part in _comma_list(args.sizes)] if args.sizes else None
-    except SelectionError as exc:
-        raise CliError(str(exc)) from None
-    except ValueError:
-        raise CliError(f"--sizes: {args.sizes!r} is not a comma-separated list of whole numbers") from None
-    if sizes is not None and (not sizes or min(sizes) < 1):
-        raise CliError("--sizes: every size must be >= 1")
-    try:
+    kernels, styles, modes = (selected("kernel", args.kernel, loaded["specs"]), selected("style", args.style, STYLES),
+                              selected("mode", args.mode, MODES))
+    sizes = _sizes(args.sizes)
+    with cli_errors(ResultsFileError):
         matrix = read_results(args.results)
-    except ResultsFileError as exc:
-        raise CliError(str(exc)) from None
     environment = describe(tier)
     mismatch = environment_mismatch(matrix.environment, environment)
     if mismatch:
         raise CliError(f"{args.results}: {mismatch}; run the matrix in this environment first")
     output = Path(args.output or Path("reports") / f"perf-{environment_tag(environment)}.jsonl")
-    if output.exists() and not args.overwrite:
-        raise CliError(f"{output}: exists; pass --overwrite to replace it, or -o for another path")
-
+    refuse_existing([output], args.overwrite, "-o")
     jobs = [PerfJob(kernel, style, mode, tuple(perf_sizes(loaded["specs"][kernel], tier, sizes)))
             for kernel in kernels for style in styles for mode in modes]
     to_time, untimed = split_jobs(jobs, matrix)
     processes = args.processes or (1 if tier == "cpu" else DEFAULT_GPU_PROCESSES)
-    method = {"rule": dataclasses.asdict(rule), "warmup_calls": args.warmup, "processes": processes,
-              "batch_ms": args.batch_ms, "order": "one kernel x style x mode at a time, each in a fresh Python with "
-              "empty Triton and Inductor caches; sizes in the order listed"
-              + (f"; {processes} processes each, in rounds over the styles of a kernel and mode" if processes > 1 else ""),
-              "seed": 0,
-              "clock": "interpreter" if tier == "cpu" else "gpu"}
-    header = header_record(environment, datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                           ["python", "-m", "harness", *sys.argv[1:]], perf_schema=PERF_SCHEMA, method=method,
-                           matrix_results=str(args.results))
-    writer = ResultsWriter(output, header)
+    writer = ResultsWriter(output, _header(args, environment, rule, processes))
     try:
         for record in untimed:
             writer.write_record(record.to_record())
@@ -150,12 +127,33 @@ def command_perf(args: argparse.Namespace) -> int:
     return 0
 
 
-def command_perf_report(args: argparse.Namespace) -> int:
-    from harness.cli_common import CliError
-    from harness.perf_results import PerfFileError, read_perf_results
-    from harness.report.atomic import write_text_atomic
-    from harness.report.performance import render_performance
+def _sizes(value: str | None) -> list[int] | None:
+    """--sizes as whole numbers >= 1; None (each kernel's own sizes) when not given."""
+    if not value:
+        return None
+    try:
+        sizes = [int(part) for part in _comma_list(value)]
+    except ValueError:
+        raise CliError(f"--sizes: {value!r} is not a comma-separated list of whole numbers") from None
+    if not sizes or min(sizes) < 1:
+        raise CliError("--sizes: every size must be >= 1")
+    return sizes
 
+
+def _header(args: argparse.Namespace, environment: dict[str, Any], rule: StopRule, processes: int) -> dict[str, Any]:
+    """The perf file's header: the matrix's, with the method every number was measured by."""
+    method = {"rule": dataclasses.asdict(rule), "warmup_calls": args.warmup, "processes": processes,
+              "batch_ms": args.batch_ms, "order": "one kernel x style x mode at a time, each in a fresh Python with "
+              "empty Triton and Inductor caches; sizes in the order listed"
+              + (f"; {processes} processes each, in rounds over the styles of a kernel and mode" if processes > 1 else ""),
+              "seed": 0,
+              "clock": "interpreter" if environment["tier"] == "cpu" else "gpu"}
+    return header_record(environment, datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                         ["python", "-m", "harness", *sys.argv[1:]], perf_schema=PERF_SCHEMA, method=method,
+                         matrix_results=str(args.results))
+
+
+def command_perf_report(args: argparse.Namespace) -> int:
     try:
         perf = read_perf_results(args.perf_results)
     except PerfFileError as exc:
@@ -165,8 +163,6 @@ def command_perf_report(args: argparse.Namespace) -> int:
               file=sys.stderr)
     png_name = None
     if args.png:
-        from harness.report.performance_plot import write_overhead_plot
-
         try:
             import matplotlib  # noqa: F401
         except ImportError:
@@ -182,9 +178,6 @@ def command_perf_report(args: argparse.Namespace) -> int:
 
 
 def command_perf_join(args: argparse.Namespace) -> int:
-    from harness.cli_common import CliError
-    from harness.perf_results import PerfFileError, join_perf_files, write_perf_file
-
     if any(Path(args.output).resolve() == Path(name).resolve() for name in args.perf_results):
         raise CliError(f"{args.output}: the output would overwrite an input")
     try:
@@ -198,10 +191,6 @@ def command_perf_join(args: argparse.Namespace) -> int:
 
 
 def command_perf_diff(args: argparse.Namespace) -> int:
-    from harness.cli_common import CliError
-    from harness.perf_results import PerfFileError, read_perf_results
-    from harness.report.performance_diff import overhead_growth, render_changes, render_growth, run_to_run_changes
-
     try:
         baseline, new = read_perf_results(args.baseline), read_perf_results(args.new)
     except PerfFileError as exc:

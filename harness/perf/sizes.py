@@ -41,7 +41,7 @@ def _bytes_at(spec: Any, size: int) -> int:
     """What a call at `size` moves, from meta tensors: nothing is computed or allocated."""
     import torch
 
-    from harness.domain.spec import no_launch_wrap
+    from harness.domain.spec import no_launch_wrap  # deferred: imports torch; the parent plans without it
 
     args = spec.make_inputs(size, torch.device("meta"), torch.Generator().manual_seed(0))
     with torch.device("meta"):

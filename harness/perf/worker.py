@@ -16,14 +16,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import write_text_atomic
+from harness.domain.evidence import error_type, first_line
+from harness.perf import timing
+from harness.perf.sizes import bytes_moved, flop_count
 from harness.perf.stats import StopRule
+from harness.run.environment import enter_tier
+from harness.run.loader_zygote import warm_cpu_isa
 
 
 def _prepare(mode: str, context: Any, size: int) -> tuple[Any, tuple[Any, ...], Any, float]:
     """(callable, inputs, first output, seconds of the first call including any compile, export and load)."""
-    from harness.domain.pipelines.aoti import package
-    from harness.domain.pipelines.common import clone_args, staged
-    from harness.domain.pipelines.compile import compiled_call, compiled_for
+    from harness.domain.pipelines.aoti import package  # deferred: imports torch, after enter_tier
+    from harness.domain.pipelines.common import clone_args, staged  # deferred: imports torch, after enter_tier
+    from harness.domain.pipelines.compile import compiled_call, compiled_for  # deferred: imports torch, after enter_tier
 
     args = context.inputs(size)
     first_args = clone_args(args) if context.spec.mutates_args else args  # the inputs stay fresh for the check
@@ -58,8 +64,6 @@ def _probe_inductor_cpu() -> float:
     first-call time would otherwise be mostly made of. It is asked here with the candidates compiled at once, as
     the matrix's zygote does, and kept in the record apart from the first call. Cached per process: 0 after the
     first size."""
-    from harness.run.loader_zygote import warm_cpu_isa
-
     started = time.perf_counter()
     warm_cpu_isa()
     return round(time.perf_counter() - started, 3)
@@ -67,9 +71,7 @@ def _probe_inductor_cpu() -> float:
 
 def measure_size(context: Any, mode: str, size: int, rule: StopRule, warmup: int, batch_s: float) -> dict[str, Any]:
     """Every number of one perf cell, or raises StageFailure/SkipCell for the parent to record."""
-    from harness.domain.pipelines.common import check_result, expected_result
-    from harness.perf import timing
-    from harness.perf.sizes import bytes_moved, flop_count
+    from harness.domain.pipelines.common import check_result, expected_result  # deferred: imports torch, after enter_tier
 
     detail = {"inductor_cpu_probe_s": _probe_inductor_cpu()} if mode == "aoti" else {}
     call, args, output, first_call_s = _prepare(mode, context, size)
@@ -105,15 +107,12 @@ def run_request(request: dict[str, Any], done: Any = lambda records: None) -> li
     """One record per size; a failure at one size is that size's outcome, and the next size is still asked.
 
     `done(records)` is called after each size, so a process killed at the large size keeps the small one."""
-    from harness.run.environment import enter_tier
-
     enter_tier(request["tier"])  # before any kernel module is imported
     import torch
 
-    from harness.domain.evidence import error_type, first_line
-    from harness.domain.pipelines.common import CellContext, StageFailure
-    from harness.domain.registry import load_specs
-    from harness.domain.styles import SkipCell, build_style
+    from harness.domain.pipelines.common import CellContext, StageFailure  # deferred: imports torch, after enter_tier
+    from harness.domain.registry import load_specs  # deferred: imports torch, after enter_tier
+    from harness.domain.styles import SkipCell, build_style  # deferred: imports torch, after enter_tier
 
     kernel, style, mode = request["kernel"], request["style"], request["mode"]
     rule = StopRule(**request["rule"])
@@ -137,7 +136,7 @@ def run_request(request: dict[str, Any], done: Any = lambda records: None) -> li
         except SkipCell as skip:
             record |= {"outcome": "skip", "reason": str(skip)}
         except StageFailure as failure:
-            from harness.domain.checking import MismatchError
+            from harness.domain.checking import MismatchError  # deferred: imports torch, after enter_tier
 
             record |= {"outcome": "wrong" if isinstance(failure.error, MismatchError) else "fail", "stage": failure.stage,
                        "error_type": error_type(failure.error), "error": failure.prefix + first_line(failure.error)}
@@ -152,9 +151,7 @@ def run_request(request: dict[str, Any], done: Any = lambda records: None) -> li
 def main(argv: list[str]) -> int:
     request_path, output_path = argv
     def save(records: list[dict[str, Any]]) -> None:
-        partial = Path(output_path + ".partial")
-        partial.write_text(json.dumps(records), encoding="utf-8")
-        partial.replace(output_path)
+        write_text_atomic(output_path, json.dumps(records))
 
     save(run_request(json.loads(Path(request_path).read_text(encoding="utf-8")), save))
     return 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 import random
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,14 @@ from harness.plugin.state import (
     matrix_state,
     stop_loader,
 )
+from harness.report.markdown.summary import render_summary
 from harness.results import CellResult, ResultsWriter, header_record, read_results
+from harness.run.cell import CellRequest, result_for
+from harness.run.environment import describe, environment_tag
+from harness.run.isolation import run_isolated
 from harness.run.loader_zygote import read_warmup
 from harness.run.options import add_pytest_options
+from harness.run.plan import command_line
 from harness.run.repeat import run_repeated
 from harness.run.selection import Cell
 from harness.run.shard import longest_groups_first
@@ -107,17 +111,14 @@ def matrix_run(request: pytest.FixtureRequest) -> Any:
 
 
 def _request(state: MatrixState, cell: Cell) -> Any:
-    from harness.run.cell import CellRequest
-
     return CellRequest(cell.kernel, cell.style, cell.pipeline, state.tier, kernels_from=state.kernels_from, worker=state.worker,
                        cold_cache=state.cold_cache)
 
 
 def run_cell(state: MatrixState, cell: Cell) -> CellResult:
-    from harness.domain.pipelines.requirements import skip_reason
-    from harness.run.cell import result_for
-    from harness.run.isolation import run_isolated
-
+    from harness.domain.pipelines.requirements import (
+        skip_reason,  # deferred: imports torch; a pytest run that collects no matrix suite must not
+    )
     request = _request(state, cell)
     reason = skip_reason(state.specs[cell.kernel], cell.pipeline, state.tier)
     if reason:  # known without building anything: no process spent on it
@@ -152,8 +153,6 @@ def judge_by_control(state: MatrixState, cell: Cell, result: CellResult) -> None
     """
     key = (cell.kernel, cell.pipeline)
     if key not in state.controls:
-        from harness.run.isolation import run_isolated
-
         control_cell = Cell(cell.kernel, CONTROL_STYLE, cell.pipeline)
         control_request = _request(state, control_cell)
         isolation = "process" if state.isolation == "worker" else state.isolation
@@ -176,17 +175,7 @@ def assert_outcome(result: CellResult, expected: str | None = None) -> None:
 
 # ---- the controlling process: results file, progress, summary ----
 
-def command_line() -> list[str]:
-    """How this run was started, as a person would type it."""
-    program = Path(sys.argv[0])
-    if program.name == "__main__.py":
-        return ["python", "-m", program.parent.name] + sys.argv[1:]
-    return [program.name] + sys.argv[1:]
-
-
 def default_results_path(environment: dict[str, Any]) -> Path:
-    from harness.run.environment import environment_tag
-
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     return Path(".matrix-results") / f"results-{environment_tag(environment)}-{stamp}.jsonl"
 
@@ -226,8 +215,6 @@ class ResultsRecorder:
                                      write=(terminal.rewrite if live else terminal.write_line) if terminal else print)
 
     def _open_writer(self) -> ResultsWriter:
-        from harness.run.environment import describe
-
         state = matrix_state(self.config)
         environment = describe(state.tier)
         started = datetime.datetime.fromtimestamp(self.started_at, datetime.timezone.utc).isoformat(timespec="seconds")
@@ -287,8 +274,6 @@ class ResultsRecorder:
         if self.writer is None or self.results_path is None:
             return
         self.writer.close()
-        from harness.report.summary import render_summary
-
         terminalreporter.section("triton-compat-matrix")
         terminalreporter.write_line(render_summary(read_results(self.results_path)))
         if self.progress is None:  # `harness run` names its files itself

@@ -11,7 +11,12 @@ from typing import Any
 
 import pytest
 
+from harness.report.compare.baseline import load_baseline
 from harness.results import CellResult
+from harness.run.caches import caches_root, run_caches
+from harness.run.environment import describe, enter_tier, resolve_tier
+from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, make_loader_dir, stop
+from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR
 from harness.run.order import OrderError, parse_order
 from harness.run.repeat import RepeatError, parse_repeat
 from harness.run.resume import ResumeError, check_resumable, repair_torn_tail
@@ -21,8 +26,6 @@ from harness.run.zygote_python import STARTED_VARIABLE
 from harness.vocab import CONTROL_STYLE
 
 RESULT_PROPERTY = "matrix_cell"
-DEFAULT_TIMEOUT_S = {"gpu": 300.0, "cpu": 600.0}
-EXPECTED_DIR = Path(__file__).resolve().parents[2] / "matrix" / "expected"
 # What the controller hands each xdist worker (harness.plugin.xdist_hooks): its worker-mode folder, its GPU, the loader zygote.
 WORKER_ROOT, GPU, LOADER = "tcm_worker_root", "tcm_gpu", "tcm_loader"
 _state_key = pytest.StashKey["MatrixState"]()
@@ -37,9 +40,7 @@ class MatrixState:
     """Per-process state, made on first use so that runs collecting no matrix suite never import torch."""
 
     def __init__(self, config: pytest.Config) -> None:
-        from harness.domain.registry import load_specs
-        from harness.run.environment import enter_tier, resolve_tier
-
+        from harness.domain.registry import load_specs  # deferred: imports the kernels, and torch, after enter_tier
         option = config.option
         self.config = config
         self.tier = resolve_tier(option.matrix_tier)
@@ -72,8 +73,6 @@ class MatrixState:
     def _point_at_loader(self) -> None:
         """Where this process's aoti_fresh_process loads go: with `zygote`, the run's zygote (the one the xdist
         controller made, harness.plugin.xdist_hooks, or this process's own); never one inherited from another run."""
-        from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
-
         for variable in (LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE):
             os.environ.pop(variable, None)
         workerinput = getattr(self.config, "workerinput", None)
@@ -86,8 +85,6 @@ class MatrixState:
         """Cells already in the file are not run again; its controls still judge the styles run now."""
         if not path:
             return set()
-        from harness.run.environment import describe
-
         results = check_resumable(path, describe(self.tier))  # checked before the file is touched
         if is_controller(self.config):  # before any worker reads it; the cells read above stay the same
             repair_torn_tail(path)
@@ -111,8 +108,6 @@ class MatrixState:
         this one (an xdist controller sets its own before it starts its workers) and is replaced: keeping it made
         every worker of a run share the controller's caches (measured on the H100: concurrent first AOTInductor
         compiles left a package with an empty JSON file)."""
-        from harness.run.environment import caches_root, run_caches
-
         shared = caches_root()
         root = run_caches() / self.worker
         for variable, name in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
@@ -138,8 +133,6 @@ def _published_durations(tier: str) -> dict[str, float] | None:
 def loader_dir(config: pytest.Config) -> Path:
     """This run's loader-zygote folder, made once by the process that owns the run (harness.run.loader_zygote)."""
     if _loader_key not in config.stash:
-        from harness.run.loader_zygote import make_loader_dir
-
         config.stash[_loader_key] = make_loader_dir()
     return config.stash[_loader_key]
 
@@ -152,16 +145,12 @@ def made_loader_dir(config: pytest.Config) -> Path | None:
 def stop_loader(config: pytest.Config) -> None:
     """Stop the loader zygote this process started, if it did."""
     if _loader_key in config.stash:
-        from harness.run.loader_zygote import stop
-
         stop(config.stash[_loader_key])
         del config.stash[_loader_key]
 
 
 def point_at_loader_zygote(directory: Path | str, owner_pid: int) -> None:
     """Fresh-process AOTI cells of this process, and of the cell processes it makes, use that zygote."""
-    from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
-
     os.environ[LOADER_DIR_VARIABLE] = str(directory)
     os.environ[LOADER_OWNER_VARIABLE] = str(owner_pid)
 
@@ -170,15 +159,12 @@ def _load_baseline(directory: str, tier: str) -> dict[str, str] | None:
     """The reviewed expected outcomes for this torch/triton/tier, if any were recorded."""
     if directory == "none":
         return None
-    from harness.report.baseline import load_baseline
-    from harness.run.environment import describe
-
     return load_baseline(directory, describe(tier))
 
 
 def matrix_state(config: pytest.Config) -> MatrixState:
     if _state_key not in config.stash:
-        from harness.domain.registry import KernelSourceError
+        from harness.domain.registry import KernelSourceError  # deferred: imports the kernels, and torch
 
         try:
             config.stash[_state_key] = MatrixState(config)

@@ -25,9 +25,11 @@ import pytest
 from harness.plugin.state import GPU, LOADER, RESULT_PROPERTY, WORKER_ROOT, loader_dir, matrix_state
 from harness.plugin.xdist_scheduler import dead_worker_exit_code, restart_safe_loadgroup
 from harness.run import worker_mode
+from harness.run.caches import start_run_caches
 from harness.run.cell import CellRequest
-from harness.run.environment import share_cores, start_run_caches
+from harness.run.environment import query_gpus, resolve_tier, share_cores
 from harness.run.gpus import GpuPins, visible_gpus
+from harness.run.loader_zygote import ZygoteUnavailable, ensure_started
 from harness.run.options import DEFAULT_ISOLATION
 from harness.run.verdict import evidence_line, mark_env
 from harness.run.zygote_python import STARTED_VARIABLE
@@ -103,9 +105,6 @@ def _start_workers_from_zygote(config: pytest.Config) -> None:
 
     xdist starts a worker as `PYTHON -u -c CODE`; PYTHON becomes harness.run.zygote_python, which has the zygote
     fork it. The zygote starts now, so that its warm-up overlaps the controller's collection."""
-    from harness.run.environment import resolve_tier
-    from harness.run.loader_zygote import ZygoteUnavailable, ensure_started
-
     directory = loader_dir(config)
     try:
         ensure_started(directory, os.getpid(), resolve_tier(config.option.matrix_tier))
@@ -128,8 +127,6 @@ def _pins(config: pytest.Config) -> GpuPins:
     if _pins_key not in config.stash:
         visible: list[str] = []
         if getattr(config.option, "matrix_tier", "auto") != "cpu":
-            from harness.run.environment import query_gpus
-
             visible = visible_gpus(os.environ, len(query_gpus()))
         config.stash[_pins_key] = GpuPins(visible if len(visible) > 1 else [])
     return config.stash[_pins_key]

@@ -1,7 +1,6 @@
-"""The report side: reads results files (never torch) and renders charts, diffs, baselines and history.
+"""The report side: reads results files (never torch) and renders them, one subpackage per product.
 
-Modules, one job each: `capabilities` (the chart's rows), `aggregate` (verdicts),
-`escape` and `tables` (safe Markdown), `footnotes`, `environment`, `chart`,
-`render` (the full report), `docs`, `diff`, `baseline`, `merge`, `history`,
-`atomic` (crash-safe writes) and `cli` (argparse subcommands).
+`markdown` (the chart and the full report, and the safe Markdown every product uses), `compare` (diff, merge,
+baseline, history), `page` (the HTML page and the heatmap), `upkeep` (the repository's reports kept fresh),
+`advice` (`harness advise`); `cli` gives them their commands (docs/architecture.md).
 """

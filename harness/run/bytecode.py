@@ -1,10 +1,9 @@
 """A bytecode cache for every Python a run starts, where the environment forbids writing one.
 
-Container images often set PYTHONDONTWRITEBYTECODE=1 (the loaned H100 does). Each new Python then
-compiles torch's ~2,000 modules from source again: every fresh-process AOTI loader, and every child
-Python that Inductor (torch <= 2.11) starts to probe the CPU's vector ISAs, which imports torch. On
-the H100 `import torch` took 4.1 s without a cache and 2.9 s with one, and a fresh-process AOTI load
-54.7 s against 27.0 s (docs/maintainers.md, "Isolation").
+Container images often set PYTHONDONTWRITEBYTECODE=1. Each new Python then compiles torch's ~2,000
+modules from source again: every fresh-process AOTI loader, and every child Python that Inductor
+(torch <= 2.11) starts to probe the CPU's vector ISAs, which imports torch. What that costs, measured:
+docs/maintainers.md, "Isolation".
 
 So, when PYTHONDONTWRITEBYTECODE is set and PYTHONPYCACHEPREFIX is not, the run writes bytecode under
 a directory of its own (PYTHONPYCACHEPREFIX) instead of nowhere: never beside the installed sources,
@@ -19,13 +18,13 @@ import os
 from collections.abc import MutableMapping
 from pathlib import Path
 
+from harness.run.caches import caches_root
+
 DONT_WRITE, PREFIX = "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"
 
 
 def default_prefix() -> Path:
     """One per user, shared by runs and workers: importlib writes each file atomically, so they never race."""
-    from harness.run.environment import caches_root
-
     return caches_root() / "pycache"
 
 

@@ -7,7 +7,6 @@ pytest-xdist worker that is replaced after a fault (worker).
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -16,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.domain.evidence import error_type, full_traceback, graph_break, most_specific_line
+from harness.domain.machine import device_capability
 from harness.results import CellResult
 from harness.run.compile_caches import disable_graph_caches
+from harness.run.environment import enter_tier
 from harness.vocab import cell_id, split_style
 
 
@@ -51,26 +52,27 @@ def result_for(request: CellRequest, outcome: str, **fields: Any) -> CellResult:
 CACHE_VARIABLES = (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"))
 
 
-def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[str], None] | None = None) -> CellResult:
-    """Never raises for what the cell did: every exception becomes an outcome with its stage and evidence."""
+def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[..., Any],
+                 stage_marker: Callable[[str], None] | None = None) -> CellResult:
+    """Never raises for what the cell did: every exception becomes an outcome with its stage and evidence.
+
+    `fresh_python` (harness.run.fresh_python.run_fresh_python, given by the caller) makes the fresh Python a
+    pipeline may ask for; this module does not import it, so that the zygote and the isolation modules that
+    import this one are not imported back."""
     if request.cold_cache:  # before anything compiles; the caller's environment is restored after the cell
         for variable, name in CACHE_VARIABLES:
             os.environ[variable] = str(workdir / "cold-cache" / name)
-    from harness.domain.checking import MismatchError
-    from harness.run.environment import enter_tier
-
     enter_tier(request.tier)
     import torch
 
     disable_graph_caches()  # before anything compiles: no graph cache entry of an earlier cell is reused
 
-    from harness.domain.machine import device_capability
-    from harness.domain.pipelines import RUNNERS
-    from harness.domain.pipelines.common import CellContext, StageFailure, staged
-    from harness.domain.pipelines.requirements import skip_reason
-    from harness.domain.registry import load_specs
-    from harness.domain.styles import SkipCell, build_style
-    from harness.run.fresh_python import run_fresh_python
+    from harness.domain.checking import MismatchError  # deferred: imports torch, after enter_tier
+    from harness.domain.pipelines import RUNNERS  # deferred: imports torch, after enter_tier
+    from harness.domain.pipelines.common import CellContext, StageFailure, staged  # deferred: imports torch, after enter_tier
+    from harness.domain.pipelines.requirements import skip_reason  # deferred: imports torch, after enter_tier
+    from harness.domain.registry import load_specs  # deferred: imports torch, after enter_tier
+    from harness.domain.styles import SkipCell, build_style  # deferred: imports torch, after enter_tier
 
     started = time.perf_counter()
     torch.manual_seed(request.seed)
@@ -89,7 +91,7 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
         stage_seconds["build"] = round(time.perf_counter() - started, 3)
         context = CellContext(spec=spec, built=built, device=device, tier=request.tier, workdir=workdir,
                               seed=request.seed, stage_marker=stage_marker, stage_seconds=stage_seconds, judged=judged,
-                              fresh_python=partial(run_fresh_python, tier=request.tier))
+                              fresh_python=partial(fresh_python, tier=request.tier))
         detail = RUNNERS[request.pipeline](context)
         result = result_for(request, "pass", detail=detail)
     except SkipCell as skip:
@@ -110,10 +112,4 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     if judged:
         result.detail["tolerance"] = judged
     return result
-
-
-def run_inline(request: CellRequest) -> CellResult:
-    """Run a cell in this process, for debugging only: a fault here takes the caller with it."""
-    workdir = Path(tempfile.mkdtemp(prefix="tcm-cell-"))
-    return execute_cell(request, workdir)
 

@@ -10,12 +10,10 @@ import os
 import platform
 import shutil
 import subprocess
-import tempfile
-import time
-from pathlib import Path
 from typing import Any
 
-from harness.domain.interpreter import INTERPRETER_AUTOTUNE
+from harness.domain.interpreter import INTERPRETER_AUTOTUNE, enable_autotune_on_interpreter
+from harness.run.bytecode import enable_bytecode_cache
 from harness.run.compile_caches import graph_caches_policy
 
 
@@ -51,20 +49,16 @@ def resolve_tier(requested: str = "auto") -> str:
 def enter_tier(tier: str) -> None:
     """The CPU tier runs Triton kernels in its interpreter; this must happen before any kernel is decorated.
 
-    On the GPU every isolated cell would start Inductor's own pool of compile workers; compiling in the
-    cell's process instead was 1.28x faster on the H100 (60 compile/export cells, 16 cores, identical
-    outcomes; docs/maintainers.md). A value the user set is kept. On both tiers, the Pythons a run starts get a
-    bytecode cache where the environment forbids one (harness.run.bytecode).
+    On the GPU every isolated cell would start Inductor's own pool of compile workers; the cell's process
+    compiles instead, which was faster with identical outcomes (docs/maintainers.md, "Isolation"). A value the
+    user set is kept. On both tiers, the Pythons a run starts get a bytecode cache where the environment forbids
+    one (harness.run.bytecode).
     """
-    from harness.run.bytecode import enable_bytecode_cache
-
     enable_bytecode_cache()
     if tier == "gpu":
         os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     if tier == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
-        from harness.domain.interpreter import enable_autotune_on_interpreter
-
         enable_autotune_on_interpreter()
 
 
@@ -94,42 +88,15 @@ def describe(tier: str) -> dict[str, Any]:
     }
 
 
-def caches_root() -> Path:
-    """The per-user folder under which runs keep their caches: each run's workers' Inductor and Triton caches, bytecode."""
-    return Path(tempfile.gettempdir()) / f"tcm-caches-{os.getuid()}"
-
-
-RUN_CACHES_VARIABLE = "TCM_RUN_CACHES"  # set by a run's controller: where that run's workers keep their caches
-
-
-def start_run_caches() -> Path:
-    """A cache folder of this run alone, named in the environment every process of the run inherits.
-
-    Worker folders used to be named by the zygote's pid and the worker's id, and were kept: a later run on the same
-    machine whose zygote got the same pid (pids repeat on a fresh machine) gave its workers an earlier run's
-    Inductor caches, so a cell could meet a graph-cache entry another run's cell had compiled
-    (docs/maintainers.md, "Order independence"). The controller removes the folder when the run ends."""
-    folder = caches_root() / f"run-{os.getpid()}-{time.time_ns()}"
-    os.environ[RUN_CACHES_VARIABLE] = str(folder)
-    return folder
-
-
-def run_caches() -> Path:
-    """This run's cache folder; a process that no run's controller started keeps one of its own parent's."""
-    named = os.environ.get(RUN_CACHES_VARIABLE)
-    return Path(named) if named else caches_root() / f"parent-{os.getppid()}"
-
-
 CPU_THREADS_VARIABLE = "OMP_NUM_THREADS"  # sizes PyTorch's intra-op pool (and OpenMP's) in every process it reaches
 
 
 def share_cores(workers: int) -> str | None:
     """Give each of `workers` processes running cells at once its share of the cores for PyTorch's CPU threads.
 
-    Each process sizes its intra-op pool to the whole machine, so N workers run N x cores threads at once. On
-    the two-H200 machine (32 cores, 32 workers) a sampler saw 56 runnable threads on average, 33 in one worker,
-    and the same cells cost 2,943 s against 2,420 s with one thread each (docs/maintainers.md, "Isolation"); torchrun sets
-    the same variable for the same reason. Set in the controller before any worker or zygote starts, so every Python
+    Each process sizes its intra-op pool to the whole machine, so N workers run N x cores threads at once, and
+    the same cells cost more CPU time than with one thread each (measured: docs/maintainers.md, "Isolation");
+    torchrun sets the same variable for the same reason. Set in the controller before any worker or zygote starts, so every Python
     of the run reads it when it loads torch. A value the user set is kept. Returns the value in force."""
     if workers > 1 and CPU_THREADS_VARIABLE not in os.environ:
         os.environ[CPU_THREADS_VARIABLE] = str(max(1, (usable_cpu_count() or 1) // workers))

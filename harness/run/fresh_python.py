@@ -14,6 +14,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
+
 
 @dataclass(frozen=True)
 class FreshRun:
@@ -26,8 +28,6 @@ def run_fresh_python(module: str, argv: list[str], log: Path, timeout_s: float, 
     """`python -m MODULE ARGV` (MODULE's `main(argv)`) in a process that never imported a kernel module.
 
     Raises subprocess.TimeoutExpired past `timeout_s`, whichever way it ran."""
-    from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
-
     directory, owner = os.environ.get(LOADER_DIR_VARIABLE), os.environ.get(LOADER_OWNER_VARIABLE)
     command = [sys.executable, "-m", module, *argv]
     if not directory or not owner:

@@ -25,11 +25,11 @@ from pathlib import Path
 
 from harness.results import CellResult
 from harness.run.cell import CellRequest, execute_cell, result_for
+from harness.run.death import death_evidence
+from harness.run.fresh_python import run_fresh_python
 from harness.run.options import DEFAULT_ISOLATION, ISOLATION_MODES
+from harness.run.worker_mode import run_in_worker
 
-# Imported once in the run's zygote (harness.run.loader_zygote), so that no worker or loader forked from it pays
-# for them (seconds a process, docs/maintainers.md).
-WARM_IMPORTS = ("torch._dynamo", "torch._inductor.compile_fx")
 LOG_TAIL_CHARS = 1000
 
 
@@ -46,17 +46,9 @@ def child_main(request: CellRequest, workdir: Path) -> int:
 
     log = open(workdir / "child.log", "a", buffering=1)
     faulthandler.enable(log)
-    result = execute_cell(request, workdir, stage_marker=stage_writer(workdir / "stage"))
+    result = execute_cell(request, workdir, run_fresh_python, stage_marker=stage_writer(workdir / "stage"))
     (workdir / "result.json").write_text(json.dumps(result.to_record()))
     return 0
-
-
-def warm_imports() -> None:
-    """What most cells import lazily, imported here once: each forked cell would otherwise pay seconds for it."""
-    import importlib
-
-    for name in WARM_IMPORTS:
-        importlib.import_module(name)
 
 
 def _run_process(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[int | None, bool]:
@@ -94,26 +86,10 @@ def _child_log(workdir: Path) -> str:
         return ""
 
 
-def death_evidence(who: str, signal_name: str | None, exit_code: int | None, stage: str, log: str) -> tuple[str, str]:
-    """(error type, first line) for a process that died without a result: the signal or exit code, then its last words."""
-    if signal_name:
-        kind, message = signal_name, f"{who} died of {signal_name} in stage {stage}"
-    else:
-        kind, message = "ProcessExited", f"{who} exited with code {exit_code} in stage {stage} without a result"
-    death = death_line(log)
-    return kind, f"{message}: {death}" if death else message
-
-
-def death_line(log: str) -> str:
-    """What a dying child said: faulthandler's 'Fatal Python error' and the innermost Python frame, else its last line."""
-    lines = [line.strip() for line in log.splitlines() if line.strip()]
-    for index, line in enumerate(lines):
-        if line.startswith("Fatal Python error"):
-            after = lines[index + 1:]
-            current = [i for i, text in enumerate(after) if text.startswith("Current thread")]
-            frames = [f for f in after[current[0] if current else 0:] if f.startswith("File ")]
-            return f"{line} ({frames[0]})" if frames else line
-    return lines[-1] if lines else ""
+def run_inline(request: CellRequest) -> CellResult:
+    """Run a cell in this process, for debugging and tests only: a fault here takes the caller with it."""
+    workdir = Path(tempfile.mkdtemp(prefix="tcm-cell-"))
+    return execute_cell(request, workdir, run_fresh_python)
 
 
 def run_isolated(request: CellRequest, timeout_s: float, mode: str = DEFAULT_ISOLATION,
@@ -121,8 +97,6 @@ def run_isolated(request: CellRequest, timeout_s: float, mode: str = DEFAULT_ISO
     if mode not in ISOLATION_MODES:
         raise ValueError(f"unknown isolation mode {mode!r}; choose from {', '.join(ISOLATION_MODES)}")
     if mode == "worker":
-        from harness.run.worker_mode import run_in_worker
-
         return run_in_worker(request, timeout_s)
     workdir = Path(tempfile.mkdtemp(prefix=f"tcm-{request.kernel}-{request.style}-{request.pipeline}-"))
     started = time.perf_counter()

@@ -46,6 +46,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import write_text_atomic
+from harness.run.environment import enter_tier
+from harness.run.warm_imports import warm_imports
 from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
 
 PID_FILE, LOCK, LOG = "zygote.pid", "start.lock", "zygote.log"
@@ -194,15 +197,13 @@ def _warm(tier: str) -> None:
     pipelines, and run Inductor's CPU ISA probe, leaving CUDA untouched.
 
     The probe imports torch.utils.cpp_extension, which asks `torch.cuda.is_available()`; asked the usual way that
-    initialises the CUDA driver, and no child forked afterwards could use CUDA (measured on the H100: "Cannot
-    re-initialize CUDA in forked subprocess"). So the warm-up asks NVML instead (PYTORCH_NVML_BASED_CUDA_CHECK,
-    same answer, no driver), and `_fork_is_clean` proves it before any loader is forked. Under that check,
-    importing Inductor's compiler does not start CUDA either (measured on the H100: a child forked after it ran
-    CUDA and an AOTI cell); each worker would otherwise import it before its first cell (3.1 s there).
+    initialises the CUDA driver, and no child forked afterwards could use CUDA ("Cannot re-initialize CUDA in
+    forked subprocess"). So the warm-up asks NVML instead (PYTORCH_NVML_BASED_CUDA_CHECK, same answer, no
+    driver), and `_fork_is_clean` proves it before any loader is forked. Under that check, importing Inductor's
+    compiler does not start CUDA either; each worker would otherwise import it before its first cell (measured:
+    docs/maintainers.md, "Isolation").
     The ISA candidates are probed at once while the imports run (`_probe_vec_isas`).
     """
-    from harness.run.environment import enter_tier
-
     enter_tier(tier)
     saved = os.environ.get(NVML_CHECK)
     os.environ[NVML_CHECK] = "1"
@@ -211,10 +212,8 @@ def _warm(tier: str) -> None:
         from torch._inductor.cpu_vec_isa import pick_vec_isa
 
         with _probe_vec_isas():
-            import harness.domain.pipelines  # noqa: F401  (what every cell imports; no kernel module among it)
-            import harness.domain.pipelines.aoti_loader  # noqa: F401
-            from harness.run.isolation import warm_imports
-
+            import harness.domain.pipelines  # noqa: F401  # deferred: imports torch, under the NVML check
+            import harness.domain.pipelines.aoti_loader  # noqa: F401  # deferred: imports torch, under the NVML check
             warm_imports()
         pick_vec_isa()  # functools-cached per process: every forked loader inherits the answer
     finally:
@@ -239,8 +238,8 @@ def _probe_vec_isas() -> Iterator[None]:
     """Inductor's ISA probe, each candidate in a thread of its own, while the body runs; joined at the end.
 
     `pick_vec_isa` tries the CPU's candidate ISAs one after another, each a C++ compile and a child Python
-    (torch <= 2.11: one that imports torch): 43-49 s on the H100's 16 cores. Asked at once they took 16-17 s
-    there, with the same answer; each answer is cached on its candidate, so `pick_vec_isa` only reads them.
+    (torch <= 2.11: one that imports torch); asked at once they take a third of that time with the same answer
+    (docs/maintainers.md, "Isolation"); each answer is cached on its candidate, so `pick_vec_isa` only reads them.
     The candidates are those `valid_vec_isa_list` would try on this CPU; where that cannot be told (another
     architecture, another torch), nothing is asked ahead and `pick_vec_isa` probes as it always did.
     """
@@ -271,8 +270,6 @@ def _vec_isa_candidates() -> list[Any]:
 
 def _record_warmup(directory: Path, started: float, ready: float) -> None:
     """The warm-up is serial time before any worker it forks can start: a run's header says how long it took."""
-    from harness.report.atomic import write_text_atomic
-
     write_text_atomic(directory / WARMUP_FILE, json.dumps({"warmup_s": round(ready - started, 3), "ready_at": round(ready, 3)}))
 
 
@@ -413,8 +410,8 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
     os.replace(temporary, directory / SOCKET)  # clients connect now; they are answered after the warm-up
     started = time.time()
     _warm(tier)
-    # Only the GPU tier needs CUDA in a forked child. On the CPU tier with a CUDA build of torch and no GPU
-    # (torch 2.12.0+cu130 here) the warm-up marks the fork bad, and refusing to fork stopped every run.
+    # Only the GPU tier needs CUDA in a forked child: on the CPU tier a CUDA build of torch without a GPU may mark
+    # the fork bad, and refusing to fork there would stop every run (docs/maintainers.md, "Isolation").
     if tier == "gpu" and not _fork_is_clean():
         print("the warm-up started CUDA: a forked child could not use it; nothing is forked", flush=True)
         return

@@ -10,10 +10,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.vocab import STYLES
 
+EXPECTED_DIR = Path(__file__).resolve().parents[2] / "matrix" / "expected"  # the reviewed baselines, by default
+DEFAULT_TIMEOUT_S = {"gpu": 300.0, "cpu": 600.0}  # a cell's time limit per tier, unless --timeout says
 ISOLATION_MODES: tuple[str, ...] = ("worker", "process")
 DEFAULT_ISOLATION = "worker"
 TIER_CHOICES: tuple[str, ...] = ("auto", "gpu", "cpu")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,3 +76,11 @@ def interrupted_message(plan: RunPlan, command: list[str]) -> str:
     if not plan.output.exists():
         return f"interrupted: 0 of {len(plan.asked)} cells done, nothing written; run again with: {shlex.join(command)}"
     return f"interrupted: {done} of {len(plan.asked)} cells done; resume with: {resume_command(command, plan.output)}"
+
+
+def command_line() -> list[str]:
+    """How this run was started, as a person would type it."""
+    program = Path(sys.argv[0])
+    if program.name == "__main__.py":
+        return ["python", "-m", program.parent.name] + sys.argv[1:]
+    return [program.name] + sys.argv[1:]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from harness.run.subsets import default_pipelines, default_styles
 from harness.vocab import CALL_SITE_PIPELINES, CALL_SITE_STYLES, CONTROL_STYLE, PIPELINES, STYLES, split_style
 
 
@@ -29,8 +30,6 @@ def validate(kind: str, asked: Iterable[str], known: Iterable[str]) -> list[str]
 
 def chosen_pipelines(asked: Iterable[str], every: bool, tier: str) -> list[str]:
     """The pipelines named (validated), else every pipeline with --all, else the tier's default selection."""
-    from harness.run.subsets import default_pipelines
-
     asked = list(asked)
     if asked:
         return validate("pipeline", asked, PIPELINES)
@@ -39,8 +38,6 @@ def chosen_pipelines(asked: Iterable[str], every: bool, tier: str) -> list[str]:
 
 def chosen_styles(asked: Iterable[str], every: bool, tier: str) -> list[str]:
     """The styles named (validated; `style@site` names one call site), else the tier's default styles."""
-    from harness.run.subsets import default_styles
-
     asked = list(asked)
     if asked:
         return validate("style", asked, STYLES + CALL_SITE_STYLES)

@@ -30,9 +30,12 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from harness.atomic import write_text_atomic
 from harness.results import CellResult
 from harness.run import global_state
 from harness.run.cell import CellRequest, execute_cell, result_for
+from harness.run.death import death_evidence
+from harness.run.fresh_python import run_fresh_python
 
 CURRENT, STAGE, FAULT_LOG, RETIRED = "current.json", "stage", "fault.log", "retired.json"
 CUDA_ERROR = re.compile(r"CUDA error|AcceleratorError|cudaError|illegal memory access|device-side assert")
@@ -61,12 +64,6 @@ def configure(directory: Path) -> None:
     _slot.log = open(directory / FAULT_LOG, "a", buffering=1)  # O_APPEND: writes follow a truncation
 
 
-def _write(path: Path, text: str) -> None:
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(text)
-    os.replace(temporary, path)
-
-
 def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     directory, log = _slot.directory, _slot.log
     if directory is None or log is None:
@@ -74,7 +71,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     os.ftruncate(log.fileno(), 0)  # the log holds this cell's fault output only
     faulthandler.enable(log, all_threads=True)  # again: pytest's own faulthandler plugin took it back at configure
     started = time.time()
-    _write(directory / CURRENT, json.dumps({"cell": request.id, "state": "running", "started": started,
+    write_text_atomic(directory / CURRENT, json.dumps({"cell": request.id, "state": "running", "started": started,
                                             "timeout_s": timeout_s}))
     (directory / STAGE).write_text("build")
     environ = dict(os.environ)
@@ -84,7 +81,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     faulthandler.dump_traceback_later(timeout_s, exit=True, file=log)
     workdir = Path(tempfile.mkdtemp(prefix="cell-", dir=directory))  # inside the run's folder: gone with it, even after a crash
     try:
-        result = execute_cell(request, workdir, stage_marker=_stage_marker(directory / STAGE))
+        result = execute_cell(request, workdir, run_fresh_python, stage_marker=_stage_marker(directory / STAGE))
     finally:
         faulthandler.cancel_dump_traceback_later()
         os.environ.clear()
@@ -98,7 +95,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     if poisoned:
         _slot.retire_reason = poisoned
         result.detail["worker_retired"] = poisoned
-    _write(directory / CURRENT, json.dumps({"cell": request.id, "state": "done"}))
+    write_text_atomic(directory / CURRENT, json.dumps({"cell": request.id, "state": "done"}))
     return result
 
 
@@ -147,7 +144,7 @@ def retire_if_poisoned(after: str | None) -> None:
     """After the reports of the test `after` (a cell id) went to the controller: leave, so that xdist starts a clean worker."""
     if _slot.retire_reason is None or _slot.directory is None:
         return
-    _write(_slot.directory / RETIRED, json.dumps({"after": after, "reason": _slot.retire_reason}))
+    write_text_atomic(_slot.directory / RETIRED, json.dumps({"after": after, "reason": _slot.retire_reason}))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
@@ -179,8 +176,6 @@ def _signal_of(exit_code: int | None, log: str) -> str | None:
 
 def crash_result(request: CellRequest, directory: Path, exit_code: int | None) -> CellResult:
     """The cell a worker died in: `timeout` if faulthandler's watchdog ended it, else `crash` with the signal."""
-    from harness.run.isolation import death_evidence
-
     current = _read_json(directory / CURRENT)
     started = current.get("started") if current.get("cell") == request.id else None
     elapsed = round(time.time() - started, 3) if isinstance(started, (int, float)) else 0.0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.render import render_report
+from harness.report.markdown.render import render_report
 from harness.results import read_results
 
 REPO = Path(__file__).resolve().parents[2]

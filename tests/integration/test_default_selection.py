@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.domain.registry import load_specs
-from harness.report.baseline import load_baseline
+from harness.report.compare.baseline import load_baseline
 from harness.results import read_results
 from harness.run.environment import resolve_tier
 from harness.run.subsets import CPU_DEFAULT_PIPELINES

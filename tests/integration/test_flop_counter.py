@@ -8,8 +8,11 @@ formula's count.
 
 import pytest
 
-from harness.run.cell import CellRequest, run_inline
+from harness.run.cell import CellRequest
 from harness.run.environment import resolve_tier
+from harness.run.isolation import run_inline
+
+pytestmark = pytest.mark.slow  # runs real cells in this process
 
 TIER = resolve_tier("auto")
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.heatmap_png import write_heatmap_png
-from harness.report.html import render_html
+from harness.report.page.heatmap_png import write_heatmap_png
+from harness.report.page.html import render_html
 from harness.results import CellResult, ResultsFile
 
 pytestmark = pytest.mark.slow  # a browser start takes seconds

@@ -22,7 +22,8 @@ from harness.plugin.xdist_hooks import cell_id_of
 from harness.results import read_results
 from harness.run import worker_mode
 from harness.run.cell import CellRequest
-from harness.run.isolation import run_isolated, warm_imports
+from harness.run.isolation import run_isolated
+from harness.run.warm_imports import warm_imports
 
 REPO = Path(__file__).resolve().parents[2]
 WORKER_KERNELS = Path(__file__).parent / "faults" / "worker_kernels.py"

@@ -134,7 +134,7 @@ def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behin
         assert all(r["detail"]["loader_modules_with_kernels"] == [] for r in passing)
         # the same cell outside any run (a new Python per load, as a stale zygote is not the run's)
         script = ("import json, sys; from harness.run.environment import enter_tier; enter_tier(sys.argv[1]); "
-                  "from harness.run.cell import CellRequest, run_inline; "
+                  "from harness.run.cell import CellRequest; from harness.run.isolation import run_inline; "
                   "r = run_inline(CellRequest('add', 'native', 'aoti_fresh_process', sys.argv[1])); "
                   "print(json.dumps([r.id, r.outcome, r.stage, r.error_type, r.detail.get('loader')]))")
         alone = {key: value for key, value in environment.items() if key not in stale}  # no run, no zygote

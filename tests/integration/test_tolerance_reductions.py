@@ -12,7 +12,10 @@ import torch
 
 from harness.domain.spec import identity_wrap
 from harness.domain.tolerance import FACTOR
-from harness.run.cell import CellRequest, run_inline
+from harness.run.cell import CellRequest
+from harness.run.isolation import run_inline
+
+pytestmark = pytest.mark.slow  # runs real cells in this process
 
 PLUGIN = str(Path(__file__).parent / "plugins" / "sequential_sum_kernels.py")
 
@@ -47,7 +50,6 @@ def test_the_same_reduction_leaving_out_one_row_of_389_is_wrong():
     assert "differ beyond the allowance" in result.error
 
 
-@pytest.mark.slow
 def test_the_native_controls_compiled_gradient_errs_more_than_factor_x_pytorch_and_is_not_wrong():
     """Inductor sums the rows of its compiled gradient in another order than eager PyTorch."""
     result = run("sequential_row_scale", "native", "compile_fullgraph_backward")

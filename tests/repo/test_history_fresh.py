@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.docs import BEGIN, END
-from harness.report.history import render_history
-from harness.report.refresh import HISTORY, history_sources, main, refresh_history
+from harness.report.compare.history import render_history
+from harness.report.upkeep.docs import BEGIN, END
+from harness.report.upkeep.refresh import HISTORY, history_sources, main, refresh_history
 from harness.results import CellResult, ResultsFile
 
 REPO = Path(__file__).resolve().parents[2]
@@ -125,15 +125,15 @@ def test_each_device_family_gets_its_own_table() -> None:
 
 
 def test_a_document_that_only_quotes_the_marker_is_not_a_marked_document():
-    from harness.report.docs import BEGIN, has_marker_line
+    from harness.report.upkeep.docs import BEGIN, has_marker_line
 
     assert has_marker_line(f"intro\n{BEGIN}\nchart\n")
     assert not has_marker_line(f"| error | `expected one '{BEGIN}' followed by ...` |\n")
 
 
 def test_the_committed_page_is_fresh_and_self_contained() -> None:
-    from harness.report.docs import COMMITTED_GPU_RESULTS
-    from harness.report.refresh import MATRIX_PAGE, refresh_page
+    from harness.report.upkeep.docs import COMMITTED_GPU_RESULTS
+    from harness.report.upkeep.refresh import MATRIX_PAGE, refresh_page
 
     stale, diff = refresh_page(REPO, COMMITTED_GPU_RESULTS, check=True)
     assert not stale, diff + "run `nox -s docs`"
@@ -142,8 +142,8 @@ def test_the_committed_page_is_fresh_and_self_contained() -> None:
 
 
 def test_the_report_side_never_imports_torch() -> None:
-    code = ("import sys, harness.report.html, harness.report.html_cli, harness.report.history, "
-            "harness.report.refresh, harness.report.chart, harness.report.footnotes; "
+    code = ("import sys, harness.report.page.html, harness.report.page.html_cli, harness.report.compare.history, "
+            "harness.report.upkeep.refresh, harness.report.markdown.chart, harness.report.markdown.footnotes; "
             "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

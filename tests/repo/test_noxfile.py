@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.report import docs
+from harness.report.upkeep import docs
 
 REPO = Path(__file__).resolve().parents[2]
 CPU_FIXTURE = REPO / "tests" / "fixtures" / "cpu-torch2.13.0+cpu-triton3.7.1.jsonl"
@@ -25,8 +25,8 @@ CELL = "add/native/cudagraphs"
 
 def require_nox() -> None:
     if importlib.util.find_spec("nox") is None:
-        if os.environ.get("TCM_REQUIRE_TOOLS") == "1":
-            pytest.fail("nox is not installed in the tests session (WORKFLOW_TOOLS in noxfile.py)")
+        if os.environ.get("TCM_REQUIRE_TOOLS") == "1" or os.environ.get("CI") == "true":
+            pytest.fail("nox is not installed (pyproject's `dev` extra; nox -s tests and .ci/run install it)")
         pytest.skip("nox is not installed")
 
 
@@ -42,8 +42,20 @@ def noxfile():
 
 def test_harness_dependencies_are_pyprojects_less_torch_and_triton(noxfile) -> None:
     tomllib = pytest.importorskip("tomllib")
-    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
-    assert tuple(d for d in declared if not d.startswith(("torch", "triton"))) == noxfile.HARNESS_DEPENDENCIES
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert tuple(d for d in declared["dependencies"] if not d.startswith(("torch", "triton"))) == noxfile.HARNESS_DEPENDENCIES
+    assert noxfile.EXTRAS == declared["optional-dependencies"]
+    assert "import-linter==2.17" in noxfile.EXTRAS["dev"]  # `lint-imports` runs in nox -s lint and tests
+
+
+def test_the_noxfile_declares_no_dependency_of_its_own() -> None:
+    """pyproject.toml is the one place: no requirement it declares is typed again in the noxfile."""
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]
+    text = (REPO / "noxfile.py").read_text(encoding="utf-8")
+    retyped = [r for r in declared if f'"{r}"' in text or f"'{r}'" in text]
+    assert not retyped, f"noxfile.py names {retyped} again; read them from pyproject.toml"
 
 
 def test_matrix_diffs_against_what_the_docs_render_from(noxfile) -> None:

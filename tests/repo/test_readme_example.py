@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from harness.domain.registry import load_specs
-from harness.run.cell import CellRequest, run_inline
+from harness.run.cell import CellRequest
 from harness.run.environment import resolve_tier
+from harness.run.isolation import run_inline
 from harness.vocab import STYLES
 
 README = Path(__file__).resolve().parents[2] / "README.md"

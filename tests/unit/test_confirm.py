@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.baseline import changes_against
+from harness.report.compare.baseline import changes_against
 from harness.results import CellResult, ResultsFileError, ResultsWriter, header_record, read_results
 from harness.run.confirm import changed_cells, confirm_cell, confirm_changes, confirmation_line
 

@@ -11,11 +11,11 @@ import pytest
 from harness.cli import main
 from harness.perf import runner
 from harness.perf.combine import combine, combine_sizes
+from harness.perf.performance import render_performance
+from harness.perf.performance_diff import overhead_growth, render_growth
 from harness.perf.plan import PerfJob
 from harness.perf.stats import StopRule
 from harness.perf_results import PERF_SCHEMA, PerfRecord, join_perf_files, read_perf_results
-from harness.report.performance import render_performance
-from harness.report.performance_diff import overhead_growth, render_growth
 
 H100 = {"tier": "gpu", "gpu": "NVIDIA H100 80GB HBM3", "torch": "2.11.0", "triton": "3.6.0", "interpreter": False}
 

@@ -43,7 +43,8 @@ def test_the_cpu_tier_can_autotune(tmp_path):
     """Without the CPU tier's wall-clock benchmarker, Triton's autotuner asks for a GPU driver and fails."""
     if resolve_tier("auto") != "cpu":
         pytest.skip("the autotune shim is for the CPU interpreter tier")
-    from harness.run.cell import CellRequest, run_inline
+    from harness.run.cell import CellRequest
+    from harness.run.isolation import run_inline
 
     for kernel in ("add_autotuned", "autotune_prune_configs", "autotune_reset_to_zero", "autotune_restore_value"):
         result = run_inline(CellRequest(kernel, "raw", "eager", tier="cpu"))

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from harness.domain.pipelines.aoti_loader import read_report
 from harness.domain.pipelines.common import CellContext, check_result, expected_result, staged
 from harness.domain.pipelines.export import export_program
 from harness.domain.styles import SkipCell
@@ -64,7 +65,6 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
         fresh = context.fresh_python("harness.domain.pipelines.aoti_loader", argv, context.workdir / "loader.log",
                                      FRESH_PROCESS_TIMEOUT_S)
         returncode, stderr, loader = fresh.returncode, fresh.output, fresh.how
-    from harness.domain.pipelines.aoti_loader import read_report
 
     report = read_report(report_path)
     if report.get("status") != "ok":

@@ -8,15 +8,15 @@ from typing import Any
 
 import torch
 
+from harness.domain.evidence import graph_break_reasons, unwrap
 from harness.domain.pipelines.common import CellContext, StageFailure, check_result, expected_result, stage_clock, staged
 from harness.domain.pipelines.eager import check_backward
+from harness.domain.pipelines.export import dynamic_dims_of
 
 
 def compile_stage(exc: BaseException) -> str:
     """Where a torch.compile call failed: Dynamo's tracing, Inductor's compiling, or the compiled code running."""
     from torch._dynamo import exc as dynamo_exc
-
-    from harness.domain.evidence import unwrap
 
     if isinstance(exc, dynamo_exc.BackendCompilerFailed):
         return "compile"
@@ -74,8 +74,6 @@ def run_compile(context: CellContext) -> dict[str, Any]:
     """Graph breaks are allowed here; the detail records how many and Dynamo's reason for each."""
     from torch._dynamo.utils import counters
 
-    from harness.domain.evidence import graph_break_reasons
-
     compiled = compiled_for("compile", context.built.call)
     counters.clear()
     _check_compiled(context, compiled, context.inputs())
@@ -107,7 +105,6 @@ def _bounded(context: CellContext, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """With the spec's dynamic_bounds, mark the dims that follow `size` dynamic within them (as export's Dim)."""
     if context.spec.dynamic_bounds is None:
         return args
-    from harness.domain.pipelines.export import dynamic_dims_of
 
     low, high = context.spec.dynamic_bounds
     for arg, dims in zip(args, dynamic_dims_of(context, args).values()):

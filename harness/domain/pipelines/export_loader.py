@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.domain.evidence import error_type, first_line
+
 KERNEL_MODULE_PREFIXES = ("kernels", "_tcm_user_kernels")
 TORCH_LOGGERS = ("torch", "torch.export")
 
@@ -58,8 +60,8 @@ def missing_operators(operators: list[str]) -> list[str]:
 
 def import_kernel_op(consumer_import: dict[str, str]) -> None:
     """Import the spec's module and build the style's op: the ops a library registers when it is imported."""
-    from harness.domain.registry import specs_from_source
-    from harness.domain.styles import build_style
+    from harness.domain.registry import specs_from_source  # deferred: a bare round trip loads without it
+    from harness.domain.styles import build_style  # deferred: a bare round trip loads without it
 
     specs = {spec.name: spec for spec in specs_from_source(consumer_import["source"])}
     build_style(specs[consumer_import["kernel"]], consumer_import["style"])
@@ -124,8 +126,6 @@ def main(argv: list[str]) -> int:
         torch.save({"outputs": result, "arguments": list(args)}, job["outputs"])
         report["stage_s"]["run"] = round(time.perf_counter() - started, 3)
     except Exception as exc:
-        from harness.domain.evidence import error_type, first_line
-
         report.update(status="error", error_type=error_type(exc), error=first_line(exc))
         if logged.errors:
             cause = innermost(logged.errors[-1])

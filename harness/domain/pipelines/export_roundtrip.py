@@ -27,6 +27,7 @@ from harness.domain.evidence import error_type, first_line
 from harness.domain.pipelines.aoti import FRESH_PROCESS_TIMEOUT_S, FreshProcessFailed
 from harness.domain.pipelines.common import CellContext, StageFailure, check_result, expected_result, staged
 from harness.domain.pipelines.export import export_program
+from harness.domain.pipelines.export_loader import read_report
 from harness.domain.styles import SkipCell
 
 LOADER_MODULE = "harness.domain.pipelines.export_loader"
@@ -151,7 +152,6 @@ def run_roundtrip(context: CellContext, consumer_imports: bool) -> dict[str, Any
            "report": str(paths["report.json"]), "consumer_import": consumer_import, "operators": operators,
            "watched_modules": watched_modules(context)}
     paths["job.json"].write_text(json.dumps(job))
-    from harness.domain.pipelines.export_loader import read_report
 
     with roundtrip_stage("load", context):  # the whole fresh process: its own report splits the time
         fresh = context.fresh_python(LOADER_MODULE, [str(paths["job.json"])], paths["log.txt"], FRESH_PROCESS_TIMEOUT_S)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.aggregate import final_cells
+from harness.report.markdown.aggregate import final_cells
 from harness.results import read_results
 from harness.run.environment import resolve_tier
 

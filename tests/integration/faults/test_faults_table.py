@@ -218,7 +218,8 @@ def test_a_hostile_message_is_bounded_in_the_results_and_escaped_in_every_report
 def test_the_torch_dirty_fault_would_poison_a_shared_process() -> None:
     """Without isolation its corruption reaches the next cell: proof that the witnesses test something."""
     script = (
-        "from harness.run.cell import CellRequest, run_inline\n"
+        "from harness.run.cell import CellRequest\n"
+        "from harness.run.isolation import run_inline\n"
         f"spec = dict(tier='cpu', kernels_from=[{str(FAULTS_MODULE)!r}])\n"
         "print(run_inline(CellRequest('after_add', 'raw', 'eager', **spec)).outcome)\n"
         "print(run_inline(CellRequest('fault_dirty_torch', 'raw', 'eager', **spec)).outcome)\n"

@@ -77,7 +77,8 @@ def test_every_other_cell_is_as_in_a_clean_run(runs):
 def test_the_dirty_fault_would_poison_a_shared_process():
     """Without isolation the corruption reaches the next cell: proof that the witnesses test something."""
     script = (
-        "from harness.run.cell import CellRequest, run_inline\n"
+        "from harness.run.cell import CellRequest\n"
+        "from harness.run.isolation import run_inline\n"
         f"spec = dict(tier='cpu', kernels_from=[{str(FAULTS)!r}])\n"
         "print(run_inline(CellRequest('fault_dirty', 'raw', 'eager', **spec)).outcome)\n"
         "print(run_inline(CellRequest('after_add', 'native', 'eager', **spec)).outcome)\n"

@@ -6,9 +6,12 @@ import pytest
 import torch
 
 from harness.domain.inputs import InputCase, case_inputs, explicit_cases
-from harness.run.cell import CellRequest, run_inline
+from harness.run.cell import CellRequest
 from harness.run.environment import resolve_tier
+from harness.run.isolation import run_inline
 from kernels import softmax
+
+pytestmark = pytest.mark.slow  # runs real cells in this process
 
 TIER = resolve_tier("auto")
 KERNELS = str(Path(__file__).with_name("input_kernels.py"))

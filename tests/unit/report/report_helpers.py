@@ -117,15 +117,17 @@ def mixed_cells() -> list[CellResult]:
 
 
 def check_golden(name: str, text: str) -> None:
-    """Compare with golden/<name>.
+    """Compare with golden/<name>; a missing golden fails, as a stale one does.
 
-    After an intended change to the output, regenerate every golden with
-    `UPDATE_GOLDENS=1 python3 -m pytest tests/unit/report` and review the diff; a
-    golden that does not exist yet is written and the test skips.
+    After an intended change to the output (or for a new golden), regenerate them explicitly with
+    `UPDATE_GOLDENS=1 python3 -m pytest tests/unit/report`, review the diff and commit it: the test then
+    skips, saying which file it wrote, so that a regenerating run is never mistaken for a passing one.
     """
     path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDENS") or not path.exists():
+    if os.environ.get("UPDATE_GOLDENS") == "1":
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         pytest.skip(f"wrote {path}; review and commit it")
+    if not path.exists():
+        pytest.fail(f"{path} is missing; `UPDATE_GOLDENS=1 python3 -m pytest tests/unit/report` writes it (then review it)")
     assert text == path.read_text(encoding="utf-8"), f"{path} is stale; UPDATE_GOLDENS=1 regenerates it"

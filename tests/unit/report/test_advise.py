@@ -6,10 +6,10 @@ import pytest
 from report_helpers import cell, results
 
 from harness.cli import main
-from harness.report.advise import advise, render_advice
-from harness.report.capabilities import CAPABILITIES
-from harness.report.fixes import FIX_RULES, fixes_for
-from harness.report.needs import NEEDS, NEEDS_BY_NAME, UnknownNeed, parse_needs
+from harness.report.advice.advise import advise, render_advice
+from harness.report.advice.fixes import FIX_RULES, fixes_for
+from harness.report.advice.needs import NEEDS, NEEDS_BY_NAME, UnknownNeed, parse_needs
+from harness.report.markdown.capabilities import CAPABILITIES
 from harness.vocab import PIPELINES
 
 FAKE_POINTER = ("Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If you're using "

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from harness.cli import main
 from harness.results import read_results
-from harness.report.summary import render_summary, render_summary_markdown
+from harness.report.markdown.summary import render_summary, render_summary_markdown
 
 names = sorted(p.name for p in Path('.').glob('*.jsonl'))
 out = Path('out')

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.perf.performance import render_performance
+from harness.perf.performance_diff import overhead_growth, render_growth
 from harness.perf_results import PERF_SCHEMA, PerfFileError, PerfRecord, read_perf_results
-from harness.report.performance import render_performance
-from harness.report.performance_diff import overhead_growth, render_growth
 
 H100 = {"tier": "gpu", "gpu": "NVIDIA H100 80GB HBM3", "torch": "2.11.0", "triton": "3.5.0", "interpreter": False}
 
@@ -105,7 +105,7 @@ def test_perf_diff_flags_a_growth_above_20_percent_and_not_one_of_10(tmp_path):
 
 
 def test_perf_diff_reports_the_run_to_run_change_of_the_medians(tmp_path):
-    from harness.report.performance_diff import run_to_run_changes
+    from harness.perf.performance_diff import run_to_run_changes
 
     baseline = read_perf_results(write_perf(tmp_path / "base.jsonl", add_run(custom_op_eager_us=60.0)))
     again = read_perf_results(write_perf(tmp_path / "again.jsonl", add_run(custom_op_eager_us=66.0)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from report_helpers import cell, results
 
-from harness.report.aggregate import cells_for, final_cells, verdict_of
+from harness.report.markdown.aggregate import cells_for, final_cells, verdict_of
 
 
 def verdict_text(*outcomes: str) -> str:

@@ -9,7 +9,7 @@ import pytest
 from report_helpers import cell, environment, results
 
 from harness.report.__main__ import main
-from harness.report.baseline import (
+from harness.report.compare.baseline import (
     BaselineError,
     baseline_name,
     load_baseline,

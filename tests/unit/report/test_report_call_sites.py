@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from report_helpers import cell, results
 
-from harness.report.aggregate import cells_for, final_cells
-from harness.report.render import render_report
+from harness.report.markdown.aggregate import cells_for, final_cells
+from harness.report.markdown.render import render_report
 from harness.results import CellResult
 from harness.vocab import cell_id
 
@@ -67,7 +67,7 @@ def test_no_call_site_cells_no_section():
 
 
 def test_the_run_summary_gives_call_site_cells_a_grid_of_their_own():
-    from harness.report.summary import render_summary
+    from harness.report.markdown.summary import render_summary
 
     text = render_summary(results(MEASURED))
     main_grid, site_grid = text.split("call sites (docs/call-sites.md):")

@@ -7,7 +7,7 @@ from pathlib import Path
 from report_helpers import cell, check_golden, results
 
 from harness.report.__main__ import main
-from harness.report.diff import diff_results, render_diff
+from harness.report.compare.diff import diff_results, render_diff
 
 OLD = [
     cell("a", "raw", "eager"),

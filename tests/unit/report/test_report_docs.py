@@ -7,7 +7,7 @@ from pathlib import Path
 from report_helpers import cell, mixed_cells
 
 from harness.report.__main__ import main
-from harness.report.docs import BEGIN, END
+from harness.report.upkeep.docs import BEGIN, END
 
 DOCUMENT = f"# My README\r\n\r\nBefore.\r\n\r\n{BEGIN}\nold chart\n{END}\r\n\r\nAfter.\r\n"
 

@@ -8,7 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.report.escape import ELLIPSIS, escape_cell, first_line, one_line, truncate
+from harness.report.markdown.escape import ELLIPSIS, escape_cell, first_line, one_line, truncate
 
 
 def unescape(cell: str) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from report_helpers import write_results
 
-from harness.report.features import FeatureError, only_feature, render_feature_table
+from harness.report.markdown.features import FeatureError, only_feature, render_feature_table
 from harness.results import CellResult, read_results
 
 REPO = Path(__file__).resolve().parents[3]

@@ -3,9 +3,9 @@ and the flake history counts them night by night."""
 
 from __future__ import annotations
 
-from harness.report.diff import diff_results, render_diff
-from harness.report.flakes import flake_history, render_flake_history
-from harness.report.merge import settle_flaky
+from harness.report.compare.diff import diff_results, render_diff
+from harness.report.compare.flakes import flake_history, render_flake_history
+from harness.report.compare.merge import settle_flaky
 from harness.results import CellResult, ResultsFile
 
 ENVIRONMENT = {"torch": "2.11.0+cu130", "triton": "3.6.0", "tier": "gpu"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from report_helpers import cell, results
 
-from harness.report.diff import diff_results, render_diff
-from harness.report.render import SYMBOLS, render_report
+from harness.report.compare.diff import diff_results, render_diff
+from harness.report.markdown.render import SYMBOLS, render_report
 
 FLAKY = cell("add", "raw", "compile", "flaky", stage="run", error_type="RuntimeError", error="sometimes",
              repeats=["pass", "fail", "pass"])

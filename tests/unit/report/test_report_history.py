@@ -7,7 +7,7 @@ from pathlib import Path
 from report_helpers import cell, check_golden, environment, results
 
 from harness.report.__main__ import main
-from harness.report.history import render_history, version_key
+from harness.report.compare.history import render_history, version_key
 
 
 def test_versions_order_numerically_with_prereleases_first() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from report_helpers import cell, environment, results
 
 from harness.cli import main
-from harness.report.html import page_data, render_html
+from harness.report.page.html import page_data, render_html
 
 
 def test_a_message_cannot_close_the_data_script_or_inject_markup() -> None:
@@ -44,7 +44,7 @@ def test_call_site_cells_stay_out_of_the_pages_chart_heatmap_and_png(tmp_path: P
     """A call-site cell has its style and pipeline: counted in, it made the page's chart say 102/140 where the
     Markdown chart said 34/35, and it landed on the main cell's square of the heatmap."""
     pytest = __import__("pytest")
-    from harness.report.render import render_report
+    from harness.report.markdown.render import render_report
     from harness.vocab import cell_id
 
     def sited(site: str, outcome: str):
@@ -59,12 +59,12 @@ def test_call_site_cells_stay_out_of_the_pages_chart_heatmap_and_png(tmp_path: P
     assert "Yes (1/1)" in fullgraph["verdicts"]
     assert "Yes (1/1)" in render_report(measured)  # the same verdict as the Markdown chart
     assert [(c["style"], c["outcome"]) for c in data["cells"]] == [("autograd_function", "pass")]
-    from harness.report.heatmap_png import heatmap_cells
-    from harness.report.history import version_columns
+    from harness.report.compare.history import version_columns
+    from harness.report.page.heatmap_png import heatmap_cells
 
     newest = version_columns([("gpu.jsonl", measured)])[0]
     assert [c.id for c in heatmap_cells(newest)] == ["add/autograd_function/compile_fullgraph"]
     pytest.importorskip("matplotlib")
-    from harness.report.heatmap_png import write_heatmap_png
+    from harness.report.page.heatmap_png import write_heatmap_png
 
     assert write_heatmap_png([("gpu.jsonl", measured)], tmp_path / "h.png").read_bytes().startswith(b"\x89PNG")

@@ -7,7 +7,7 @@ from pathlib import Path
 from report_helpers import cell, environment
 
 from harness.report.__main__ import main
-from harness.report.render import render_report
+from harness.report.markdown.render import render_report
 from harness.results import read_results
 
 

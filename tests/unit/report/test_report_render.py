@@ -2,8 +2,8 @@
 
 Goldens live in tests/unit/report/golden/ (see report_helpers.check_golden; regenerate
 with `UPDATE_GOLDENS=1 python3 -m pytest tests/unit/report`). A results file dropped
-into tests/fixtures/*.jsonl gets a golden of its own, golden/fixtures/<name>.md,
-written on its first run (that run skips: review and commit the new file).
+into tests/fixtures/*.jsonl needs a golden of its own, golden/fixtures/<name>.md: its test
+fails until `UPDATE_GOLDENS=1` writes it (review and commit the new file).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from report_helpers import (
     results,
 )
 
-from harness.report.docs import render_region
-from harness.report.render import render_report
+from harness.report.markdown.render import render_report
+from harness.report.upkeep.docs import render_region
 from harness.results import CellResult, ResultsFile, read_results
 from harness.vocab import OUTCOMES, PIPELINES, STAGES, STYLES
 
@@ -146,8 +146,8 @@ def test_any_results_render_to_well_formed_tables(run: ResultsFile) -> None:
 
 
 def test_chart_footnotes_group_cells_by_cause_with_numbers_names_and_paths_made_alike() -> None:
-    from harness.report.chart import render_chart
-    from harness.report.footnotes import CauseNotes
+    from harness.report.markdown.chart import render_chart
+    from harness.report.markdown.footnotes import CauseNotes
 
     failing = [cell(kernel, style, "compile", "fail", stage="trace", error_type="RuntimeError",
                     error=f"{kernel}_kernel at 0x7f{n}a0 wrote /tmp/tmp{n}xyz/out.py after {n} tries")

@@ -7,7 +7,7 @@ from pathlib import Path
 from report_helpers import cell, environment, results, write_results
 
 from harness.report.__main__ import main
-from harness.report.timings import render_timings
+from harness.report.markdown.timings import render_timings
 
 
 def row(text: str, pipeline: str) -> list[str]:

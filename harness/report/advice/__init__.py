@@ -1,0 +1,1 @@
+"""`harness advise`: which style meets what a user needs (`needs`), with the evidence and the known fixes (`fixes`)."""

@@ -1,0 +1,39 @@
+"""Where a run keeps its caches: one folder per user, under it one per run, shared by its workers and every
+Python they start.
+
+A module of its own that imports nothing of the harness, so that both the environment a run enters
+(harness.run.environment) and the bytecode cache it turns on (harness.run.bytecode) can name the folder.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+
+def caches_root() -> Path:
+    """The per-user folder under which runs keep their caches: each run's workers' Inductor and Triton caches, bytecode."""
+    return Path(tempfile.gettempdir()) / f"tcm-caches-{os.getuid()}"
+
+
+RUN_CACHES_VARIABLE = "TCM_RUN_CACHES"  # set by a run's controller: where that run's workers keep their caches
+
+
+def start_run_caches() -> Path:
+    """A cache folder of this run alone, named in the environment every process of the run inherits.
+
+    Worker folders used to be named by the zygote's pid and the worker's id, and were kept: a later run on the same
+    machine whose zygote got the same pid (pids repeat on a fresh machine) gave its workers an earlier run's
+    Inductor caches, so a cell could meet a graph-cache entry another run's cell had compiled
+    (docs/maintainers.md, "Order independence"). The controller removes the folder when the run ends."""
+    folder = caches_root() / f"run-{os.getpid()}-{time.time_ns()}"
+    os.environ[RUN_CACHES_VARIABLE] = str(folder)
+    return folder
+
+
+def run_caches() -> Path:
+    """This run's cache folder; a process that no run's controller started keeps one of its own parent's."""
+    named = os.environ.get(RUN_CACHES_VARIABLE)
+    return Path(named) if named else caches_root() / f"parent-{os.getppid()}"

@@ -1,0 +1,34 @@
+"""What the suite holds its own tests to (tests/conftest.py applies them): the meaning of the `slow` marker, and
+the order modules start in, so that `nox -s tests` takes the time the README states."""
+
+from __future__ import annotations
+
+# Far above any quick test (they take well under a second alone), far below any slow one: the margin is for a
+# machine whose cores are shared.
+QUICK_LIMIT_S = 60.0
+
+
+def slow_marker_problem(marked_slow: bool, seconds: float, limit: float = QUICK_LIMIT_S) -> str | None:
+    """Why a test's marker is wrong for its measured time, or None."""
+    if not marked_slow and seconds > limit:
+        return (f"took {seconds:.0f} s without the `slow` marker (over {limit:.0f} s): mark it "
+                "@pytest.mark.slow, or make it quick")
+    return None
+
+
+# The modules that take longest, longest first (a whole CPU-tier default selection, the fault runs, real CLI runs):
+# with `--dist loadscope` (nox -s tests) each module runs in one worker, and one that started last would be the
+# suite's tail alone.
+LONGEST_FIRST = (
+    "tests/integration/test_default_selection.py",
+    "tests/integration/faults/test_faults_table.py",
+    "tests/integration/test_cpu_tier.py",
+    "tests/integration/faults/test_isolation.py",
+)
+
+
+def start_order(path: str, marked_slow: bool) -> int:
+    """Where a test's module goes in the run: the longest first, then every slow module, then the quick ones."""
+    if path in LONGEST_FIRST:
+        return LONGEST_FIRST.index(path)
+    return len(LONGEST_FIRST) + (0 if marked_slow else 1)
