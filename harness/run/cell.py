@@ -55,12 +55,12 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     if request.cold_cache:  # before anything compiles; the caller's environment is restored after the cell
         for variable, name in CACHE_VARIABLES:
             os.environ[variable] = str(workdir / "cold-cache" / name)
-    from harness.domain.checking import MismatchError
     from harness.run.environment import enter_tier
 
     enter_tier(request.tier)
     import torch
 
+    from harness.domain.cell_outcome import failure_verdict
     from harness.domain.machine import device_capability
     from harness.domain.pipelines import RUNNERS
     from harness.domain.pipelines.common import CellContext, StageFailure, staged
@@ -92,10 +92,9 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     except SkipCell as skip:
         result = result_for(request, "skip", reason=str(skip))
     except StageFailure as failure:
-        outcome = "wrong" if isinstance(failure.error, MismatchError) else "fail"
-        result = result_for(request, outcome, stage=failure.stage, error_type=error_type(failure.error),
-                            error=failure.prefix + most_specific_line(failure.error), detail=failure.detail,
-                            traceback=full_traceback(failure.error))
+        verdict = failure_verdict(failure)
+        result = result_for(request, verdict.outcome, stage=verdict.stage, error_type=verdict.error_type,
+                            error=verdict.error, detail=failure.detail, traceback=full_traceback(failure.error))
         if graph_break(failure.error):
             result.detail["graph_break"] = graph_break(failure.error)
     except Exception as exc:  # a harness or spec bug outside any stage: still evidence, never a crash

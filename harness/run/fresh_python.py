@@ -11,15 +11,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-
-@dataclass(frozen=True)
-class FreshRun:
-    returncode: int  # negative: the signal that ended it
-    output: str  # its stdout and stderr
-    how: str  # "zygote" or "spawn"
+from harness.domain.pipelines.common import FreshRun
 
 
 def run_fresh_python(module: str, argv: list[str], log: Path, timeout_s: float, tier: str) -> FreshRun:
