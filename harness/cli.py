@@ -167,6 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.repro_command import add_parser as add_repro_parser
 
     add_repro_parser(subparsers)
+    from harness.findings_command import add_parser as add_findings_parser
+
+    add_findings_parser(subparsers)
+    from harness.report.upstream.tutorial_command import add_parser as add_tutorial_parser
+
+    add_tutorial_parser(subparsers)
     try:
         from harness.report.cli import add_subcommands
     except ImportError:

@@ -61,7 +61,7 @@ def _module_of(spec: KernelSpec) -> Any:
     return sys.modules.get(spec.launch.__module__)
 
 
-def _header(spec: KernelSpec, cell: str, tier: str, expected: dict[str, Any] | None) -> str:
+def _header(spec: KernelSpec, cell: str, tier: str, expected: dict[str, Any] | None, name_machine: bool) -> str:
     import triton
 
     where = torch.cuda.get_device_name() if tier == "gpu" and torch.cuda.is_available() else \
@@ -75,11 +75,12 @@ def _header(spec: KernelSpec, cell: str, tier: str, expected: dict[str, Any] | N
     else:
         should = (f"{expected['outcome']} at stage {expected.get('stage')}: "
                   f"{expected.get('error_type')}: {expected.get('error')}")
+    generated = [f"Generated with: python {platform.python_version()}, torch {torch.__version__},"
+                 f" triton {triton.__version__}, {where}"] if name_machine else []
     lines = [
         f"Reproducer for the triton-compat-matrix cell {cell}",
         f"  kernel {spec.name}: {spec.description or 'no description'}",
-        f"Generated with: python {platform.python_version()}, torch {torch.__version__}, triton {triton.__version__},"
-        f" {where}",
+        *generated,
         f"Recorded outcome: {should}",
         "Run: python repro.py   (needs torch and triton, not the harness; exit 0: pass or skip, 1: wrong or fail)",
         "The harness's code below is copied from its source files by `python -m harness repro`; edit the kernel part.",
@@ -101,8 +102,9 @@ def _case_source(case: InputCase) -> str:
 
 
 def write_repro(spec: KernelSpec, style: str, pipeline: str, tier: str, seed: int = 0,
-                expected: dict[str, Any] | None = None) -> str:
-    """The reproducer's text for one cell (a call-site style is `style@site`)."""
+                expected: dict[str, Any] | None = None, name_machine: bool = True) -> str:
+    """The reproducer's text for one cell (a call-site style is `style@site`). `name_machine=False` leaves the
+    writing machine's versions out of the header, so the text depends on the checkout alone (committed reports)."""
     base, site = split_style(style)
     if base not in BUILDERS or pipeline not in RUNNERS:
         raise ReproUnsupported(f"unknown {'style' if base not in BUILDERS else 'pipeline'} in {style}/{pipeline}")
@@ -138,7 +140,7 @@ def write_repro(spec: KernelSpec, style: str, pipeline: str, tier: str, seed: in
                     f"if __name__ == \"__main__\" and sys.argv[1:2] == [{repro_main.FRESH_PROCESS_FLAG!r}]:\n"
                     f"    sys.exit({{{table}}}[sys.argv[2]](sys.argv[3:]))\n")
     parts = [
-        "#!/usr/bin/env python3\n" + _header(spec, cell, tier, expected),
+        "#!/usr/bin/env python3\n" + _header(spec, cell, tier, expected, name_machine),
         "from __future__ import annotations\n",
         "import os\n\n" + interpret,
         "\n".join(line for line in imports if line != "import os") + "\n",

@@ -181,6 +181,12 @@ class SourceClosure:
                 local_harness.update(_harness_imports_of(inner, index.module))
                 for line in range(inner.lineno, (inner.end_lineno or inner.lineno) + 1):
                     dropped[line - first] = line == inner.lineno
+        for inner in ast.walk(node):  # docstrings: the harness's source has them; a script to paste is shorter without
+            docstring = _docstring_of(inner)
+            if docstring is not None and docstring.lineno > getattr(inner, "lineno", 0):
+                only_statement = len(getattr(inner, "body", [])) == 1
+                for line in range(docstring.lineno, (docstring.end_lineno or docstring.lineno) + 1):
+                    dropped[line - first] = only_statement and line == docstring.lineno
         used = {inner.id for inner in ast.walk(node) if isinstance(inner, ast.Name)}
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             used.add(node.name)
@@ -196,8 +202,8 @@ class SourceClosure:
                 continue  # a builtin or a local name
             if target is not None:
                 references[used_name] = target
-        text = "\n".join(line if number not in dropped else _blank(line) if dropped[number] else ""
-                         for number, line in enumerate(block))
+        text = "\n".join(line if number not in dropped else _blank(line)
+                         for number, line in enumerate(block) if number not in dropped or dropped[number])
         self._visiting.discard(key)
         self._items[key] = _Item(key, text, references)
         self._order.append(key)
@@ -223,10 +229,20 @@ class SourceClosure:
         return "\n\n\n".join(parts) + "\n"
 
 
+def _docstring_of(node: ast.AST) -> ast.Expr | None:
+    body = getattr(node, "body", None)
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or not body:
+        return None
+    first = body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return first
+    return None
+
+
 def _blank(line: str) -> str:
-    """A dropped import line inside a function: `pass` at its indentation keeps every block non-empty."""
+    """A dropped line that was a block's only statement: `pass` at its indentation keeps the block non-empty."""
     indent = line[: len(line) - len(line.lstrip())]
-    return f"{indent}pass  # (harness import: defined in this file)"
+    return f"{indent}pass"
 
 
 def _renamed(text: str, renames: dict[str, str]) -> str:

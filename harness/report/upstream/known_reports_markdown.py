@@ -1,0 +1,36 @@
+"""The known upstream reports a results file's cells match, as one Markdown table for the report."""
+
+from __future__ import annotations
+
+from harness.report.aggregate import cell_order, final_cells
+from harness.report.escape import escape_cell
+from harness.report.tables import markdown_table
+from harness.report.upstream.known_reports import KnownReport, kernel_features, known_reports_for
+from harness.results import CellResult, ResultsFile
+
+LISTED = 6
+
+
+def matched_reports(results: ResultsFile) -> list[tuple[KnownReport, list[CellResult]]]:
+    """Each known report with the cells that match it, in the table's order; reports nothing matches are left out."""
+    cells = final_cells(results)
+    features = kernel_features(results)
+    found: dict[str, tuple[KnownReport, list[CellResult]]] = {}
+    for cell in sorted(cells.values(), key=cell_order):
+        for match in known_reports_for(cell, cells, features):
+            found.setdefault(match.report.name, (match.report, []))[1].append(cell)
+    return list(found.values())
+
+
+def render_known_reports(results: ResultsFile) -> str:
+    """The table, or "" when no cell matches a known report."""
+    rows = []
+    for report, cells in matched_reports(results):
+        listed = ", ".join(cell.id for cell in cells[:LISTED]) + (f" and {len(cells) - LISTED} more"
+                                                                  if len(cells) > LISTED else "")
+        rows.append([f"[{report.name}]({report.url})", escape_cell(report.title, limit=200), escape_cell(report.state),
+                     escape_cell(report.fixed_in or "none known"), f"{len(cells)}: {escape_cell(listed, limit=600)}",
+                     escape_cell(report.evidence, limit=400)])
+    if not rows:
+        return ""
+    return markdown_table(["report", "title", "state", "fixed in", "cells matching", "evidence pattern"], rows)
