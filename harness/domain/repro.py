@@ -132,7 +132,8 @@ def write_repro(spec: KernelSpec, style: str, pipeline: str, tier: str, seed: in
     cell = f"{spec.name}/{style}/{pipeline}"
     interpret = ('os.environ["TRITON_INTERPRET"] = "1"  # CPU tier: Triton\'s interpreter on CPU tensors;'
                  " set before triton is imported\n" if tier == "cpu" else "")
-    imports = sorted(set(closure.imports()) | {"import functools", "import os", "import sys", "import torch"})
+    imports = sorted(set(closure.imports()) | {"import functools", "import os", "import sys", "import torch"},
+                     key=lambda line: (line.startswith("from "), line))  # plain imports first, as isort has them
     dispatch = ""
     if mains:
         table = ", ".join(f"{name!r}: {function}" for name, function in mains.items())

@@ -12,6 +12,7 @@ one name (two loaders' `main`) get the second one's module in its name, and ever
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -90,6 +91,12 @@ def _index(module: ModuleType) -> _ModuleIndex:
     return index
 
 
+@functools.cache
+def _index_of_module(module_name: str) -> _ModuleIndex:
+    """A module's index, read once per process: the harness's source does not change under a running harness."""
+    return _index(importlib.import_module(module_name))
+
+
 @dataclass
 class _Item:
     key: Key
@@ -111,7 +118,6 @@ class SourceClosure:
 
     def __init__(self, overrides: dict[Key, Key] | None = None) -> None:
         self.overrides = dict(overrides or {})
-        self._indexes: dict[str, _ModuleIndex] = {}
         self._items: dict[Key, _Item] = {}
         self._order: list[Key] = []
         self._visiting: set[Key] = set()
@@ -119,9 +125,7 @@ class SourceClosure:
         self._names: dict[Key, str] = {}
 
     def _index_of(self, module_name: str) -> _ModuleIndex:
-        if module_name not in self._indexes:
-            self._indexes[module_name] = _index(importlib.import_module(module_name))
-        return self._indexes[module_name]
+        return _index_of_module(module_name)
 
     def add(self, obj: Any) -> str:
         """Add a harness function or class (and what it reaches); return its name in the block."""

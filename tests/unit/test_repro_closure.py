@@ -75,3 +75,18 @@ def test_a_builder_carries_the_names_it_builds_with():
     closure = SourceClosure()
     closure.add(build_raw)
     assert {"named_function", "visible_output", "identity_wrap", "BuiltOp"} <= set(_defined(closure.text()))
+
+
+def test_every_style_call_site_and_pipeline_of_a_catalogue_kernel_makes_a_script_without_the_harness():
+    from harness.domain.registry import load_specs
+    from harness.domain.repro import write_repro
+    from harness.vocab import CALL_SITE_STYLES, PIPELINES, STYLES
+
+    spec = load_specs()["rms_norm"]  # saved intermediates, a scalar for the backward, a backward
+    asked = [(style, "compile_fullgraph", "cpu") for style in (*STYLES, *CALL_SITE_STYLES)]
+    asked += [("triton_op", pipeline, "cpu") for pipeline in PIPELINES] + [("raw", "aoti_fresh_process", "gpu")]
+    for style, pipeline, tier in asked:
+        text = write_repro(spec, style, pipeline, tier, name_machine=False)
+        compile(text, f"{style}/{pipeline}", "exec")
+        assert not re.search(r"^\s*(from|import) (harness|kernels)\b", text, re.MULTILINE), (style, pipeline)
+        assert ('TRITON_INTERPRET"] = "1"' in text) == (tier == "cpu")

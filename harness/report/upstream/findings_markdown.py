@@ -120,7 +120,7 @@ def render_findings(results: ResultsFile, source: str, groups: list[FindingGroup
     """The whole page; `reproducers` maps each group's representative cell id to its script (None: not written)."""
     features = kernel_features(results)
     header = [f"# Where PyTorch itself is at fault: {source}", "",
-              f"Measured on: {environment_line(results.header)}.", "",
+              environment_line(results.header), "",
               "Each section is one cause, ready to paste into an upstream issue. The rules (docs/findings.md): a silent"
               " wrong result is a `wrong` cell whose pure-PyTorch control passes, whose kernel passes the same pipeline"
               " in another style and whose style passes eager; a crash is a `crash` whose control does not crash; an"

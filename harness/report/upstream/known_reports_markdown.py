@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.report.aggregate import cell_order, final_cells
 from harness.report.escape import escape_cell
 from harness.report.tables import markdown_table
-from harness.report.upstream.known_reports import KnownReport, kernel_features, known_reports_for
+from harness.report.upstream.known_reports import KNOWN_REPORTS, KnownReport, kernel_features, known_reports_for
 from harness.results import CellResult, ResultsFile
 
 LISTED = 6
@@ -34,3 +34,10 @@ def render_known_reports(results: ResultsFile) -> str:
     if not rows:
         return ""
     return markdown_table(["report", "title", "state", "fixed in", "cells matching", "evidence pattern"], rows)
+
+
+def known_reports_table() -> str:
+    """The curated table itself, for docs/findings.md (a repo test keeps the doc equal to it)."""
+    return markdown_table(["report", "state (as last checked)", "fixed in", "evidence pattern (all of it must match)"],
+                          [[f"[{r.name}]({r.url})", r.state, r.fixed_in or "none known", r.evidence]
+                           for r in KNOWN_REPORTS])
