@@ -45,6 +45,9 @@ def render_comparison(results: ResultsFile, source: str, chart: TutorialChart, c
         out += [f"## {claim.style}: {escape_cell(claim.row, limit=200)}", "",
                 f"The tutorial says **{claim.tutorial}**; the measurement says **{claim.measured}**"
                 f" ({claim.verdict.passed}/{claim.verdict.asked}): {escape_cell(_counts(claim), limit=300)}.", ""]
+        if claim.capability.why:
+            out += [escape_cell(f"The row asks {', '.join(claim.capability.pipelines)}: {claim.capability.why}.",
+                                limit=400), ""]
         if claim.causes:
             out += ["Not passing:", ""]
             out += [f"- {count} × {escape_cell(cause, limit=300)} ({_kernels(kernels)})"
