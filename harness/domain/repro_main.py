@@ -24,6 +24,7 @@ import torch
 
 from harness.domain.cell_outcome import failure_verdict
 from harness.domain.evidence import error_type, most_specific_line
+from harness.domain.interpreter import enable_autotune_on_interpreter
 from harness.domain.machine import device_capability
 from harness.domain.pipelines.common import CellContext, FreshRun, StageFailure, staged
 from harness.domain.pipelines.requirements import skip_reason
@@ -62,8 +63,6 @@ def run_repro(spec: KernelSpec, style: str, pipeline: str, tier: str, builder: B
     base, site = split_style(style)
     cell = cell_id(spec.name, base, pipeline, site)
     if tier == "cpu":
-        from harness.domain.interpreter import enable_autotune_on_interpreter
-
         enable_autotune_on_interpreter()
     torch.manual_seed(seed)
     device = torch.device("cuda" if tier == "gpu" else "cpu")
@@ -73,9 +72,9 @@ def run_repro(spec: KernelSpec, style: str, pipeline: str, tier: str, builder: B
             raise SkipCell(reason)
         with staged("build"):
             built = build_with(spec, style, builder)
-        context = CellContext(spec=spec, built=built, device=device, tier=tier, seed=seed,
-                              workdir=Path(tempfile.mkdtemp(prefix="repro-")), fresh_python=fresh_python_of(script))
-        runner(context)
+        with tempfile.TemporaryDirectory(prefix="repro-") as workdir:  # what the pipeline saves: packages, programs
+            runner(CellContext(spec=spec, built=built, device=device, tier=tier, seed=seed, workdir=Path(workdir),
+                               fresh_python=fresh_python_of(script)))
     except SkipCell as skip:
         print(f"SKIP: {cell} cannot be asked here: {skip}")
         return 0
