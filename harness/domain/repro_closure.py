@@ -161,6 +161,10 @@ class SourceClosure:
         if name in index.other_imports:
             self._need_import(index.other_imports[name])
             return None
+        found = getattr(index.module, name, None)  # a name the module makes on demand: `from harness import KernelSpec`
+        defined_in, defined_as = getattr(found, "__module__", None), getattr(found, "__name__", None)
+        if _is_harness(defined_in) and defined_as and (defined_in, defined_as) != key:
+            return self._follow((str(defined_in), defined_as))
         raise ReproClosureError(f"{module_name}: no top-level {name!r} to copy into a reproducer")
 
     def _need_import(self, line: str) -> None:

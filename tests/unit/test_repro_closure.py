@@ -90,3 +90,10 @@ def test_every_style_call_site_and_pipeline_of_a_catalogue_kernel_makes_a_script
         compile(text, f"{style}/{pipeline}", "exec")
         assert not re.search(r"^\s*(from|import) (harness|kernels)\b", text, re.MULTILINE), (style, pipeline)
         assert ('TRITON_INTERPRET"] = "1"' in text) == (tier == "cpu")
+
+
+def test_a_name_the_harness_package_makes_on_demand_is_followed_to_its_definition():
+    """`from harness import KernelSpec` (the README's plug-in API) is a lazy attribute of the package."""
+    closure = SourceClosure()
+    closure.add_names("harness", {"KernelSpec"})
+    assert "class KernelSpec:" in closure.text()
