@@ -11,6 +11,7 @@ from typing import Any
 from harness.atomic import write_text_atomic
 from harness.bench import add_bench_parser
 from harness.cli_common import CliError, check_writable, cli_errors, load_tier_and_specs, refuse_existing, selected
+from harness.findings_command import add_parser as add_findings_parser
 from harness.order_check import add_parser as add_order_check_parser
 from harness.perf.cli import add_parser as add_perf_parsers
 from harness.report.advice.advise import add_parser as add_advise_parser
@@ -19,6 +20,7 @@ from harness.report.compare.baseline import BaselineError, baseline_name, change
 from harness.report.markdown.aggregate import final_cells
 from harness.report.markdown.summary import render_summary_markdown
 from harness.report.page.html_cli import add_parser as add_html_parser
+from harness.report.upstream.tutorial_command import add_parser as add_tutorial_parser
 from harness.repro_command import add_parser as add_repro_parser
 from harness.results import ResultsFileError, ResultsWriter, read_results
 from harness.run.confirm import CellRerunner, changed_cells, confirm_changes
@@ -209,6 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_advise_parser(subparsers)
     add_repro_parser(subparsers)
     add_order_check_parser(subparsers)
+    add_findings_parser(subparsers)
+    add_tutorial_parser(subparsers)
     add_subcommands(subparsers)
     add_html_parser(subparsers)
     return parser

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from harness.cli_common import CliError, load_tier_and_specs
 from harness.results import ResultsFileError, read_results
@@ -31,26 +32,15 @@ def command_repro(args: argparse.Namespace) -> int:
         kernel, style, pipeline = split_cell_id(args.cell)
     except ValueError:
         raise CliError(f"{args.cell!r}: a cell id is kernel/style/pipeline") from None
-    if style in CALL_SITE_STYLES:
-        raise CliError(f"{args.cell}: repro does not write call-site cells yet (docs/call-sites.md shows each site's code)")
-    if style not in STYLES or pipeline not in PIPELINES:
-        raise CliError(f"{args.cell}: unknown {'style' if style not in STYLES else 'pipeline'}")
+    if style not in STYLES and style not in CALL_SITE_STYLES:
+        raise CliError(f"{args.cell}: unknown style {style!r} (known: {', '.join(STYLES + CALL_SITE_STYLES)})")
+    if pipeline not in PIPELINES:
+        raise CliError(f"{args.cell}: unknown pipeline {pipeline!r} (known: {', '.join(PIPELINES)})")
     expected = _expected(args.results, args.cell)
     loaded = load_tier_and_specs(args)
     if kernel not in loaded["specs"]:
         raise CliError(f"{args.cell}: unknown kernel {kernel!r} (known: {', '.join(sorted(loaded['specs']))})")
-    from harness.domain.pipelines.requirements import skip_reason  # deferred: imports torch; `repro --help` stays light
-    from harness.domain.repro import ReproUnsupported, write_repro  # deferred: imports torch; `repro --help` stays light
-
-    reason = skip_reason(loaded["specs"][kernel], pipeline, loaded["tier"])
-    if reason:
-        raise CliError(f"{args.cell}: the cell is skip on the {loaded['tier']} tier ({reason}); nothing to reproduce")
-    from harness.domain.repro_source import ReproSourceError  # deferred: imports torch; `repro --help` stays light
-
-    try:
-        text = write_repro(loaded["specs"][kernel], style, pipeline, loaded["tier"], expected=expected)
-    except (ReproUnsupported, ReproSourceError) as exc:
-        raise CliError(str(exc)) from None
+    text = repro_text(loaded["specs"][kernel], style, pipeline, loaded["tier"], expected)
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
@@ -63,9 +53,21 @@ def command_repro(args: argparse.Namespace) -> int:
     return 0
 
 
+def repro_text(spec: Any, style: str, pipeline: str, tier: str, expected: dict | None) -> str:
+    """The script for one cell; a cell that is `skip` here gets one too, which prints why and exits 0."""
+    from harness.domain.repro import ReproUnsupported, write_repro
+    from harness.domain.repro_closure import ReproClosureError
+    from harness.domain.repro_source import ReproSourceError
+
+    try:
+        return write_repro(spec, style, pipeline, tier, expected=expected)
+    except (ReproUnsupported, ReproSourceError, ReproClosureError) as exc:
+        raise CliError(str(exc)) from None
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("repro", help="write one cell as a standalone Python script (for an upstream issue)")
-    parser.add_argument("cell", help="kernel/style/pipeline, e.g. add/raw/export_nonstrict")
+    parser.add_argument("cell", help="kernel/style/pipeline, e.g. add/raw/export_nonstrict or add/raw@module_forward/aoti")
     parser.add_argument("-o", "--output", help="write the script here (default: stdout)")
     parser.add_argument("--tier", choices=("auto", "gpu", "cpu"), default="auto",
                         help="gpu: CUDA tensors; cpu: TRITON_INTERPRET=1 on CPU tensors, set by the script itself")

@@ -1,25 +1,23 @@
 """The source of a KernelSpec's module as one standalone block: harness imports out, local helper modules in.
 
 A reproducer must run where the harness is not installed. A spec module imports
-`KernelSpec` from the harness (the script defines a stand-in record instead) and may
-import helpers from its own package (`from kernels._elementwise import grid_1d`); those
-helper modules are inlined above it, recursively, each once. Anything else it imports
-(torch, triton, the user's own installed library) stays an import.
+`KernelSpec` (and maybe `ToleranceOverride`) from the harness: those imports are removed and
+reported, and the script copies the harness's own definitions of those names
+(harness.domain.repro_closure). It may import helpers from its own package
+(`from kernels._elementwise import grid_1d`); those helper modules are inlined above it,
+recursively, each once. Anything else it imports (torch, triton, the user's own installed
+library) stays an import.
 """
 
 from __future__ import annotations
 
 import ast
-import dataclasses
 import importlib
 import importlib.util
 import inspect
 from collections.abc import Callable
 from types import ModuleType
 
-from harness.domain.spec import KernelSpec
-
-HARNESS_NAMES_PROVIDED = {"KernelSpec"}  # the script defines these itself
 CATALOGUE = "kernels"  # the harness's built-in kernels: inlined like the spec's own package
 
 
@@ -46,7 +44,11 @@ def _top_level_names(tree: ast.Module) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _kept_lines(module: ModuleType, local: Callable[[str], bool], inlined: list[str], seen: set[str]) -> str:
+HarnessNames = dict[str, set[str]]  # harness module -> the names imported from it
+
+
+def _kept_lines(module: ModuleType, local: Callable[[str], bool], inlined: list[str], seen: set[str],
+                wanted: HarnessNames) -> str:
     """The module's source with harness and local imports removed (local ones inlined into `inlined` first)."""
     try:
         source = inspect.getsource(module)
@@ -70,10 +72,11 @@ def _kept_lines(module: ModuleType, local: Callable[[str], bool], inlined: list[
         if name == "__future__":
             drop |= statement
         elif name == "harness" or name.startswith("harness."):
-            extra = {alias.name for alias in node.names} - HARNESS_NAMES_PROVIDED
-            if extra:
-                raise ReproSourceError(f"{where}: imports {', '.join(sorted(extra))} from the harness;"
-                                       " a reproducer can only stand in for KernelSpec")
+            for alias in node.names:
+                if alias.asname and alias.asname != alias.name:
+                    raise ReproSourceError(f"{where}: imports {alias.name} as {alias.asname} from the harness;"
+                                           " a reproducer copies harness names under their own names")
+                wanted.setdefault(name, set()).add(alias.name)
             drop |= statement
         elif local(name):
             drop |= statement
@@ -82,11 +85,11 @@ def _kept_lines(module: ModuleType, local: Callable[[str], bool], inlined: list[
                     raise ReproSourceError(f"{where}: `import *` from a local module cannot be inlined")
                 submodule = f"{name}.{alias.name}"
                 if importlib.util.find_spec(submodule) if _is_package(name) else False:
-                    names = _inline(importlib.import_module(submodule), local, inlined, seen)
+                    names = _inline(importlib.import_module(submodule), local, inlined, seen, wanted)
                     fields = ", ".join(f"{n}={n}" for n in names)
                     bindings.append(f"{alias.asname or alias.name} = types.SimpleNamespace({fields})")
                 else:
-                    _inline(importlib.import_module(name), local, inlined, seen)
+                    _inline(importlib.import_module(name), local, inlined, seen, wanted)
                     if alias.asname:
                         bindings.append(f"{alias.asname} = {alias.name}")
     kept = [line for number, line in enumerate(lines) if number not in drop]
@@ -100,18 +103,20 @@ def _is_package(name: str) -> bool:
     return bool(found and found.submodule_search_locations)
 
 
-def _inline(module: ModuleType, local: Callable[[str], bool], inlined: list[str], seen: set[str]) -> list[str]:
+def _inline(module: ModuleType, local: Callable[[str], bool], inlined: list[str], seen: set[str],
+            wanted: HarnessNames) -> list[str]:
     """Append the module's standalone source to `inlined` (once); return the names it binds at top level."""
     names = _top_level_names(ast.parse(inspect.getsource(module)))
     if module.__name__ not in seen:
         seen.add(module.__name__)
-        body = _kept_lines(module, local, inlined, seen)
+        body = _kept_lines(module, local, inlined, seen, wanted)
         inlined.append(f"# ---- from {module.__name__} ----\n{body}")
     return names
 
 
-def standalone_module_source(module: ModuleType) -> str:
-    """The module and the local modules it imports, in dependency order, without harness imports.
+def standalone_module_source(module: ModuleType) -> tuple[str, HarnessNames]:
+    """The module and the local modules it imports, in dependency order, without harness imports; and the
+    harness names those imports asked for, by module (the reproducer defines them).
 
     Local: the module's own top-level package, and the harness's catalogue (`kernels`), which a
     reproducer cannot import either. `from package import module` inlines the module and binds its
@@ -123,19 +128,6 @@ def standalone_module_source(module: ModuleType) -> str:
         return any(name == package or name.startswith(package + ".") for package in (home_package, CATALOGUE))
 
     inlined: list[str] = []
-    _inline(module, local, inlined, set())
-    return "\n\n".join(inlined)
-
-
-def kernel_spec_stand_in() -> str:
-    """A frozen dataclass `KernelSpec` for the script: the real one's fields and defaults, no validation, no harness."""
-    lines = ["@dataclasses.dataclass(frozen=True)", "class KernelSpec:",
-             '    """Stand-in for harness.domain.spec.KernelSpec: the same fields and defaults, nothing else."""', ""]
-    for spec_field in dataclasses.fields(KernelSpec):
-        default = "" if spec_field.default is dataclasses.MISSING else f" = {spec_field.default!r}"
-        lines.append(f"    {spec_field.name}: object{default}")
-    lines += ["", "    @property", "    def argument_names(self):", "        return tuple(name for name, _ in self.arguments)",
-              "", "    @property", "    def differentiable_names(self):",
-              "        if self.differentiable is not None:", "            return self.differentiable",
-              "        return tuple(name for name, kind in self.arguments if kind is torch.Tensor)", ""]
-    return "import dataclasses\n\n\n" + "\n".join(lines) + "\n"
+    wanted: HarnessNames = {}
+    _inline(module, local, inlined, set(), wanted)
+    return "\n\n".join(inlined), wanted

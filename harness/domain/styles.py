@@ -242,8 +242,13 @@ def build_style(spec: KernelSpec, style: str) -> BuiltOp:
     """Make the op for one style; torch.library names live in a per-style namespace (tcm_custom_op, ...).
 
     `style@site` makes the style's op and calls it from that call site (harness.domain.call_sites)."""
+    return build_with(spec, style, BUILDERS[split_style(style)[0]])
+
+
+def build_with(spec: KernelSpec, style: str, builder: Callable[[KernelSpec, str], BuiltOp]) -> BuiltOp:
+    """build_style with the style's builder given: a reproducer carries that builder alone (harness.domain.repro)."""
     base, site = split_style(style)
-    built = BUILDERS[base](spec, f"tcm_{base}")
+    built = builder(spec, f"tcm_{base}")
     built.rebuild_as = base
     if site:
         built = at_call_site(spec, built, base, site)

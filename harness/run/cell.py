@@ -67,7 +67,7 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
 
     disable_graph_caches()  # before anything compiles: no graph cache entry of an earlier cell is reused
 
-    from harness.domain.checking import MismatchError  # deferred: imports torch, after enter_tier
+    from harness.domain.cell_outcome import failure_verdict  # deferred: imports torch, after enter_tier
     from harness.domain.pipelines import RUNNERS  # deferred: imports torch, after enter_tier
     from harness.domain.pipelines.common import CellContext, StageFailure, staged  # deferred: imports torch, after enter_tier
     from harness.domain.pipelines.requirements import skip_reason  # deferred: imports torch, after enter_tier
@@ -97,10 +97,9 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
     except SkipCell as skip:
         result = result_for(request, "skip", reason=str(skip))
     except StageFailure as failure:
-        outcome = "wrong" if isinstance(failure.error, MismatchError) else "fail"
-        result = result_for(request, outcome, stage=failure.stage, error_type=error_type(failure.error),
-                            error=failure.prefix + most_specific_line(failure.error), detail=failure.detail,
-                            traceback=full_traceback(failure.error))
+        verdict = failure_verdict(failure)
+        result = result_for(request, verdict.outcome, stage=verdict.stage, error_type=verdict.error_type,
+                            error=verdict.error, detail=failure.detail, traceback=full_traceback(failure.error))
         if graph_break(failure.error):
             result.detail["graph_break"] = graph_break(failure.error)
     except Exception as exc:  # a harness or spec bug outside any stage: still evidence, never a crash

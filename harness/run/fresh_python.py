@@ -11,17 +11,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
+from harness.domain.pipelines.common import FreshRun
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
-
-
-@dataclass(frozen=True)
-class FreshRun:
-    returncode: int  # negative: the signal that ended it
-    output: str  # its stdout and stderr
-    how: str  # "zygote" or "spawn"
 
 
 def run_fresh_python(module: str, argv: list[str], log: Path, timeout_s: float, tier: str) -> FreshRun:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.domain.repro_source import ReproSourceError, kernel_spec_stand_in, standalone_module_source
+from harness.domain.repro_source import ReproSourceError, standalone_module_source
 
 
 def _package(tmp_path: Path, files: dict[str, str]) -> None:
@@ -30,7 +30,8 @@ def importable(tmp_path, monkeypatch):
 def test_the_catalogues_add_needs_no_harness_and_inlines_its_helpers():
     import kernels.add
 
-    text = standalone_module_source(kernels.add)
+    text, harness_names = standalone_module_source(kernels.add)
+    assert harness_names == {"harness.domain.spec": {"KernelSpec"}}  # the reproducer copies the harness's own
     assert not re.search(r"^\s*(from|import) (harness|kernels)\b", text, re.MULTILINE)
     assert text.index("def grid_1d") < text.index("def launch")  # a helper before its user
 
@@ -39,7 +40,7 @@ def test_a_local_helper_module_is_inlined_once_and_an_aliased_name_is_bound(impo
     module = importable({"mylib/__init__.py": "", "mylib/util.py": "FACTOR = 3\n",
                          "mylib/specs.py": "from mylib.util import FACTOR\nfrom mylib.util import FACTOR as F\n"},
                         "mylib.specs")
-    text = standalone_module_source(module)
+    text, _ = standalone_module_source(module)
     assert text.count("FACTOR = 3") == 1 and "F = FACTOR" in text
     namespace: dict = {}
     exec(text, namespace)
@@ -50,27 +51,19 @@ def test_a_module_imported_from_a_package_becomes_a_namespace(importable):
     module = importable({"mylib/__init__.py": "", "mylib/util.py": "FACTOR = 3\n",
                          "mylib/specs.py": "from mylib import util\nDOUBLE = util.FACTOR * 2\n"}, "mylib.specs")
     namespace: dict = {}
-    exec(standalone_module_source(module), namespace)
+    exec(standalone_module_source(module)[0], namespace)
     assert namespace["DOUBLE"] == 6
 
 
-def test_a_harness_name_other_than_kernelspec_is_refused_with_its_line(importable):
-    module = importable({"mylib/__init__.py": "", "mylib/specs.py": "x = 1\nfrom harness.domain.spec import identity_wrap\n"},
-                        "mylib.specs")
-    with pytest.raises(ReproSourceError, match=r"mylib.specs:2: imports identity_wrap from the harness"):
+def test_harness_names_are_reported_for_the_reproducer_to_define(importable):
+    module = importable({"mylib/__init__.py": "",
+                         "mylib/specs.py": "x = 1\nfrom harness.domain.tolerance import ToleranceOverride\n"}, "mylib.specs")
+    text, harness_names = standalone_module_source(module)
+    assert harness_names == {"harness.domain.tolerance": {"ToleranceOverride"}} and "import ToleranceOverride" not in text
+
+
+def test_a_harness_name_imported_under_another_name_is_refused_with_its_line(importable):
+    module = importable({"mylib/__init__.py": "",
+                         "mylib/specs.py": "x = 1\nfrom harness.domain.spec import KernelSpec as Spec\n"}, "mylib.specs")
+    with pytest.raises(ReproSourceError, match=r"mylib.specs:2: imports KernelSpec as Spec from the harness"):
         standalone_module_source(module)
-
-
-def test_the_stand_in_has_the_real_fields_and_defaults():
-    import dataclasses
-
-    import torch
-
-    from harness.domain.spec import KernelSpec
-
-    namespace: dict = {"torch": torch}
-    exec(kernel_spec_stand_in(), namespace)
-    stand_in = namespace["KernelSpec"]
-    assert [f.name for f in dataclasses.fields(stand_in)] == [f.name for f in dataclasses.fields(KernelSpec)]
-    made = stand_in(name="n", kernels=(), arguments=(("x", torch.Tensor),), launch=None, reference=None, make_inputs=None)
-    assert made.sizes == (1000, 1537) and made.argument_names == ("x",) and made.differentiable_names == ("x",)

@@ -16,7 +16,7 @@ from harness.domain.spec import KernelSpec
 from harness.domain.styles import BuiltOp, SkipCell
 from harness.domain.tolerance import float64_everywhere
 
-__all__ = ["CellContext", "StageFailure", "SkipCell", "staged", "check_call", "clone_args"]
+__all__ = ["CellContext", "FreshRun", "StageFailure", "SkipCell", "staged", "check_call", "clone_args"]
 
 
 class StageFailure(Exception):
@@ -28,6 +28,15 @@ class StageFailure(Exception):
         self.error = error
         self.prefix = prefix  # put before the error's first line, e.g. the failing generated input
         self.detail = detail or {}
+
+
+@dataclass(frozen=True)
+class FreshRun:
+    """What a fresh Python did (CellContext.fresh_python): made by the run (harness.run.fresh_python) or a reproducer."""
+
+    returncode: int  # negative: the signal that ended it
+    output: str  # its stdout and stderr
+    how: str  # "zygote" or "spawn"
 
 
 @dataclass

@@ -107,34 +107,49 @@ def run_eager_backward(context: CellContext) -> dict[str, Any]:
     return check_backward(context, context.built.call)
 
 
+def check_input_case(context: CellContext, case: InputCase) -> None:
+    """The op on one generated input against the reference; a refused strided view the spec does not claim is fine."""
+    spec = context.spec
+    args = case_inputs(spec, case, context.device, context.seed)
+    expected = expected_result(context, args)
+    try:
+        with staged("run", context):
+            output = context.built.call(*args)
+            context.synchronize()
+    except StageFailure:
+        if case.contiguous or spec.accepts_noncontiguous:
+            raise
+        return  # refused a strided view it does not claim to accept: a clear refusal is allowed
+    with staged("check", context):
+        if spec.num_outputs > 0:
+            context.assert_close(output, expected.output, expected.exact_output, inputs_numel=expected.inputs_numel)
+        if spec.mutates_args:
+            context.assert_close(mutated_args(context, args), expected.mutations, expected.exact_mutations,
+                                 what="mutated arguments", inputs_numel=expected.inputs_numel)
+
+
+def failing_input(failing: FailingExample) -> StageFailure:
+    """The minimal failing input as the cell's failure: its stage and error, the input named before the error line."""
+    inner = failing.error
+    stage, error = (inner.stage, inner.error) if isinstance(inner, StageFailure) else ("run", inner)
+    detail = {**failing.summary, "example": failing.case.to_record() if failing.case else None}
+    prefix = f"[{failing.case.describe()}] " if failing.case else ""
+    return StageFailure(stage, error, prefix=prefix, detail=detail)
+
+
 def run_eager_inputs(context: CellContext) -> dict[str, Any]:
     """The op on generated inputs (sizes, dtypes, strided views); a failure names the minimal failing input."""
-    spec = context.spec
-
-    def check_case(case: InputCase) -> None:
-        args = case_inputs(spec, case, context.device, context.seed)
-        expected = expected_result(context, args)
-        try:
-            with staged("run", context):
-                output = context.built.call(*args)
-                context.synchronize()
-        except StageFailure:
-            if case.contiguous or spec.accepts_noncontiguous:
-                raise
-            return  # refused a strided view it does not claim to accept: a clear refusal is allowed
-        with staged("check", context):
-            if spec.num_outputs > 0:
-                context.assert_close(output, expected.output, expected.exact_output,
-                                     inputs_numel=expected.inputs_numel)
-            if spec.mutates_args:
-                context.assert_close(mutated_args(context, args), expected.mutations, expected.exact_mutations,
-                                     what="mutated arguments", inputs_numel=expected.inputs_numel)
-
     try:
-        return explore(spec, context.tier, check_case)
+        return explore(context.spec, context.tier, lambda case: check_input_case(context, case))
     except FailingExample as failing:
-        inner = failing.error
-        stage, error = (inner.stage, inner.error) if isinstance(inner, StageFailure) else ("run", inner)
-        detail = {**failing.summary, "example": failing.case.to_record() if failing.case else None}
-        prefix = f"[{failing.case.describe()}] " if failing.case else ""
-        raise StageFailure(stage, error, prefix=prefix, detail=detail) from error
+        raise failing_input(failing) from failing.error
+
+
+def run_eager_inputs_on(context: CellContext, cases: list[InputCase]) -> dict[str, Any]:
+    """eager_inputs on given cases, with no search: a reproducer's, where the failing example is written in."""
+    for case in cases:
+        try:
+            check_input_case(context, case)
+        except Exception as exc:
+            raise failing_input(FailingExample(case, exc)) from exc
+    return {"examples": len(cases)}

@@ -24,6 +24,7 @@ from harness.report.markdown.environment import environment_line
 from harness.report.markdown.escape import escape_cell, first_line, one_line, truncate
 from harness.report.markdown.tables import markdown_table
 from harness.report.upkeep.docs import COMMITTED_GPU_RESULTS
+from harness.report.upstream.known_reports import Features, KnownMatch, citation, kernel_features, known_reports_for
 from harness.results import CellResult, ResultsFile, ResultsFileError, read_results
 from harness.vocab import CONTROL_STYLE, STYLES, cell_id
 
@@ -38,6 +39,7 @@ class Shortfall:
     cell: CellResult | None  # None: the file has no such cell
     fixes: tuple[Fix, ...] = ()
     passes_as: tuple[str, ...] = ()  # other styles that pass this kernel in this pipeline
+    upstream: tuple[KnownMatch, ...] = ()  # known PyTorch reports its evidence matches (harness.report.upstream)
 
     @property
     def outcome(self) -> str:
@@ -97,6 +99,7 @@ def advise(results: ResultsFile, needs: Sequence[Need]) -> Advice:
     measured_pipelines = {cell.pipeline for cell in cells.values()}
     styles = [s for s in ordered((cell.style for cell in cells.values()), STYLES) if s != CONTROL_STYLE]
     unmeasured = [p for need in needs for p in need.pipelines if p not in measured_pipelines]
+    features = kernel_features(results)
     ranked = []
     for style in styles:
         advice = StyleAdvice(style, list(needs), len(kernels))
@@ -104,14 +107,14 @@ def advise(results: ResultsFile, needs: Sequence[Need]) -> Advice:
         for need in needs:
             for pipeline in need.pipelines:
                 if pipeline in measured_pipelines:
-                    _judge(advice, need, pipeline, kernels, cells, styles)
+                    _judge(advice, need, pipeline, kernels, cells, styles, features)
         ranked.append(advice)
     ranked.sort(key=StyleAdvice.rank_key)
     return Advice(list(needs), kernels, list(dict.fromkeys(unmeasured)), ranked)
 
 
 def _judge(advice: StyleAdvice, need: Need, pipeline: str, kernels: list[str], cells: dict[str, CellResult],
-           styles: list[str]) -> None:
+           styles: list[str], features: Features) -> None:
     for kernel in kernels:
         cell = cells.get(cell_id(kernel, advice.style, pipeline))
         if cell is not None and cell.outcome == "pass":
@@ -123,7 +126,9 @@ def _judge(advice: StyleAdvice, need: Need, pipeline: str, kernels: list[str], c
         elif cell.outcome in NOT_ASKED:
             advice.not_asked.append(Shortfall(need.name, kernel, pipeline, cell, passes_as=passes_as))
         else:
-            advice.failing.append(Shortfall(need.name, kernel, pipeline, cell, tuple(fixes_for(cell, cells)), passes_as))
+            upstream = tuple(known_reports_for(cell, cells, features))
+            advice.failing.append(Shortfall(need.name, kernel, pipeline, cell, tuple(fixes_for(cell, cells)), passes_as,
+                                            upstream))
 
 
 # ---- rendering: one list of sections, drawn as terminal text or Markdown ----
@@ -149,7 +154,8 @@ def _rows(shortfalls: list[Shortfall], markdown: bool) -> list[list[str]]:
     """One row per distinct (need, pipeline, outcome, stage, evidence, fixes, passes-as); kernels joined."""
     grouped: dict[tuple, list[str]] = {}
     for s in shortfalls:
-        fixes = "; ".join(f"[{fix.rule.name}] {fix.evidence}" for fix in s.fixes)
+        fixes = "; ".join([f"[{fix.rule.name}] {fix.evidence}" for fix in s.fixes]
+                          + [f"[known upstream] {citation(match)}" for match in s.upstream])
         key = (s.need, s.pipeline, s.outcome, (s.cell.stage if s.cell else None) or "",
                _kernel_neutral(_evidence(s), s.kernel), _kernel_neutral(fixes, s.kernel), ", ".join(s.passes_as))
         grouped.setdefault(key, []).append(s.kernel)

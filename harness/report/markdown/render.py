@@ -16,6 +16,7 @@ from harness.report.markdown.escape import escape_cell
 from harness.report.markdown.features import render_feature_table
 from harness.report.markdown.footnotes import CauseNotes, Footnotes, describe, evidence_key, mark
 from harness.report.markdown.tables import markdown_table
+from harness.report.upstream.known_reports_markdown import render_known_reports
 from harness.results import CellResult, ResultsFile, unknown_names
 from harness.vocab import PIPELINES, STYLES
 
@@ -33,6 +34,8 @@ SYMBOLS: dict[str, tuple[str, str]] = {
 }
 UNKNOWN_SYMBOL = ("❓", "an outcome this report does not know (counted as not passed)")
 NOT_RECORDED = ("·", "no result recorded for this cell")
+KNOWN_REPORTS_INTRO = ("Cells whose evidence matches a PyTorch report already filed upstream"
+                       " (harness/report/upstream/known_reports.py; `python -m harness findings` writes the rest up).")
 CALL_SITES_INTRO = ("The same style called from different places in user code (docs/call-sites.md), in the pipelines "
                     "where the call site can change the answer; not counted in the chart above.")
 
@@ -104,6 +107,9 @@ def render_report(results: ResultsFile) -> str:
     feature_table = render_feature_table(results)
     if feature_table:
         out += ["### Kernels by Triton feature", "Render the chart for one feature with `report --feature TAG`.", feature_table]
+    known_reports = render_known_reports(results)  # harness.report.upstream: PyTorch bugs already reported upstream
+    if known_reports:
+        out += ["## Known upstream reports", KNOWN_REPORTS_INTRO, known_reports]
     out += ["## Detail per kernel", render_legend()]
     styles = ordered((c.style for c in cells.values()), STYLES)
     pipelines = ordered((c.pipeline for c in cells.values()), PIPELINES)

@@ -19,6 +19,7 @@ from harness.report.markdown.capabilities import CAPABILITIES
 from harness.report.markdown.chart import chart_columns
 from harness.report.markdown.environment import environment_line
 from harness.report.markdown.escape import first_line, one_line, truncate
+from harness.report.upstream.known_reports import citation, known_reports_for
 from harness.results import CellResult, ResultsFile
 from harness.vocab import OUTCOMES, PIPELINES, STYLES
 
@@ -36,11 +37,16 @@ def kernel_features(files: Sequence[tuple[str, ResultsFile]]) -> dict[str, list[
     return features
 
 
-def _cell_record(version: str, cell: CellResult) -> dict[str, Any]:
+def _cell_record(version: str, cell: CellResult, upstream: str = "") -> dict[str, Any]:
     return {"version": version, "kernel": cell.kernel, "style": cell.style, "pipeline": cell.pipeline,
             "outcome": cell.outcome, "stage": cell.stage or "", "error_type": cell.error_type or "",
             "message": truncate(one_line(first_line(cell.error)), MESSAGE_LIMIT),
-            "reason": truncate(one_line(first_line(cell.reason)), MESSAGE_LIMIT)}
+            "reason": truncate(one_line(first_line(cell.reason)), MESSAGE_LIMIT), "upstream": upstream}
+
+
+def _upstream(cell: CellResult, cells: dict[str, CellResult], features: dict[str, list[str]]) -> str:
+    """The known upstream reports this cell matches (harness.report.upstream.known_reports), cited."""
+    return "; ".join(citation(match) for match in known_reports_for(cell, cells, features))
 
 
 def page_data(files: Sequence[tuple[str, ResultsFile]]) -> dict[str, Any]:
@@ -54,6 +60,7 @@ def page_data(files: Sequence[tuple[str, ResultsFile]]) -> dict[str, Any]:
                          and r.environment.get("triton") == newest.triton),
                         key=lambda r: str(r.header.get("started") or "")).header
     chart_cols = chart_columns(newest.cells)
+    features = kernel_features(files)
     chart = [{"capability": cap.name,
               "verdicts": [verdict_of(cells_for(newest.cells, col.style, cap.pipelines)).text() for col in chart_cols]}
              for cap in CAPABILITIES]
@@ -74,12 +81,12 @@ def page_data(files: Sequence[tuple[str, ResultsFile]]) -> dict[str, Any]:
         "versions": [column.label for column in columns],
         "environment": environment_line(newest_header).replace("\\", ""),
         "styles": list(STYLES), "pipelines": list(PIPELINES), "outcomes": list(OUTCOMES),
-        "features": kernel_features(files),
+        "features": features,
         "chart": {"columns": [col.label for col in chart_cols], "rows": chart},
         "history": history,
         # the chart's cells; call-site cells (same style and pipeline, another call site) have their own table
         # in the Markdown report and would land on a main cell's square
-        "cells": [_cell_record(column.label, cell) for column in columns
+        "cells": [_cell_record(column.label, cell, _upstream(cell, column.cells, features)) for column in columns
                   for cell in sorted(main_cells(column.cells).values(), key=cell_order)],
     }
 
@@ -116,7 +123,7 @@ SCRIPT = r"""
     view: params.get('view') || 'heatmap'};
   const evidence = c => [c.kernel + ' / ' + c.style + ' / ' + c.pipeline + ' (' + c.version + ')', 'outcome: ' + c.outcome,
     c.stage && 'stage: ' + c.stage, c.error_type && 'error: ' + c.error_type, c.message && 'message: ' + c.message,
-    c.reason && 'reason: ' + c.reason].filter(Boolean).join('\n');
+    c.reason && 'reason: ' + c.reason, c.upstream && 'known upstream report: ' + c.upstream].filter(Boolean).join('\n');
   function select(name, values) {
     const s = el('select', {id: 'f-' + name}); s.appendChild(el('option', {value: ''}, 'all'));
     values.forEach(v => { const o = el('option', {value: v}, v); if (state[name] === v) o.selected = true; s.appendChild(o); });

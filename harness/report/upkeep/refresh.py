@@ -6,7 +6,9 @@ file under reports/). "Of the checkout" means what git would commit: tracked
 files and new ones it does not ignore, so a local run's ignored reports/results-*.jsonl never
 leaks into a committed table. reports/matrix.html and reports/heatmap.png are the HTML page and
 PNG heatmap of the committed GPU results (the PNG is rewritten, not checked: its pixels depend on
-the matplotlib version).
+the matplotlib version). reports/tutorial-comparison.md is the PyTorch tutorial's chart against them
+(harness.report.upstream). reports/findings.md embeds reproducers, which the domain writes (it imports
+torch, which this module may not): `python -m harness findings` rewrites it and a repo test checks it.
 `nox -s docs` runs this; CI runs it with --check (exit 1: stale).
 """
 
@@ -22,12 +24,15 @@ from harness.report.compare.history import HistoryError, render_history
 from harness.report.page.heatmap_png import write_heatmap_png
 from harness.report.page.html import render_html
 from harness.report.upkeep.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, has_marker_line, stale_diff, update_docs
+from harness.report.upstream.tutorial_chart import TutorialChartError, compare, load_chart
+from harness.report.upstream.tutorial_markdown import render_comparison
 from harness.results import ResultsFileError, read_results
 
 REPO = Path(__file__).resolve().parents[3]
 HISTORY = Path("reports") / "history.md"
 MATRIX_PAGE = Path("reports") / "matrix.html"  # the HTML page of the published results (harness.report.page.html)
 HEATMAP_PNG = Path("reports") / "heatmap.png"  # its PNG heatmap: rewritten, never --check'ed (pixels vary with matplotlib)
+TUTORIAL_COMPARISON = Path("reports") / "tutorial-comparison.md"  # harness tutorial on the committed GPU results
 RESULTS_FOLDERS = ("reports",)
 
 
@@ -95,6 +100,28 @@ def refresh_page(repo: Path, results_path: Path, check: bool) -> tuple[bool, str
     return True, f"{MATRIX_PAGE} differs from what {results_path} renders to ({len(old)} -> {len(new)} characters)\n"
 
 
+def tutorial_comparison_text(repo: Path, results_path: Path) -> str:
+    """The tutorial comparison as committed: the results named relative to the checkout."""
+    try:
+        name = str(results_path.resolve().relative_to(repo))
+    except ValueError:
+        name = str(results_path)
+    results, chart = read_results(results_path), load_chart()
+    return render_comparison(results, name, chart, compare(results, chart))
+
+
+def refresh_tutorial(repo: Path, results_path: Path, check: bool) -> tuple[bool, str]:
+    """(stale, unified diff) for reports/tutorial-comparison.md; rewritten atomically unless check."""
+    path = repo / TUTORIAL_COMPARISON
+    new = tutorial_comparison_text(repo, results_path)
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if new == old:
+        return False, ""
+    if not check:
+        write_text_atomic(path, new)
+    return True, stale_diff(old, new, str(TUTORIAL_COMPARISON))
+
+
 def refresh(repo: Path, results_path: Path, check: bool) -> int:
     """Each document's state on stdout, diffs of stale ones with check; 1 when check found one stale."""
     results = read_results(results_path)
@@ -103,6 +130,7 @@ def refresh(repo: Path, results_path: Path, check: bool) -> int:
         outcomes.append((doc, *update_docs(repo / doc, results, check=check)))
     outcomes.append((HISTORY, *refresh_history(repo, check)))
     outcomes.append((MATRIX_PAGE, *refresh_page(repo, results_path, check)))
+    outcomes.append((TUTORIAL_COMPARISON, *refresh_tutorial(repo, results_path, check)))
     for path, stale, diff in outcomes:
         if check and stale:
             sys.stdout.write(diff)
@@ -119,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return refresh(args.repo.resolve(), args.results, args.check)
-    except (OSError, UnicodeError, ResultsFileError, DocsMarkerError, HistoryError) as exc:
+    except (OSError, UnicodeError, ResultsFileError, DocsMarkerError, HistoryError, TutorialChartError) as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
 

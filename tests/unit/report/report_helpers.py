@@ -120,11 +120,12 @@ def check_golden(name: str, text: str) -> None:
     """Compare with golden/<name>; a missing golden fails, as a stale one does.
 
     After an intended change to the output (or for a new golden), regenerate them explicitly with
-    `UPDATE_GOLDENS=1 python3 -m pytest tests/unit/report`, review the diff and commit it: the test then
-    skips, saying which file it wrote, so that a regenerating run is never mistaken for a passing one.
+    `UPDATE_GOLDENS=1 python3 -m pytest tests/unit/report` (again, until it writes nothing), review the diff and
+    commit it: a test that writes one skips, saying which file it wrote, so that a regenerating run is never mistaken for a passing one.
     """
     path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDENS") == "1":
+    if os.environ.get("UPDATE_GOLDENS") == "1" and not (path.exists() and path.read_text(encoding="utf-8") == text):
+        # one golden per pass: a test that checks two writes the first, skips, and writes the next one on a second pass
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         pytest.skip(f"wrote {path}; review and commit it")
