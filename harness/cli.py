@@ -30,14 +30,14 @@ def command_run(args: argparse.Namespace) -> int:
     from harness.results import ResultsFileError, read_results
     from harness.run.environment import describe, environment_tag
     from harness.run.plan import interrupted_message, plan_run
-    from harness.run.selection import SelectionError, chosen_pipelines, chosen_styles, select_cells, validate
+    from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
     from harness.run.subsets import describe_default
     from harness.run.workers import resolve_worker_count
 
     loaded = load_tier_and_specs(args)
     tier = loaded["tier"]
     try:
-        kernels = validate("kernel", args.kernel, loaded["specs"])
+        kernels = chosen_kernels(args.kernel, loaded["specs"], args.kernels_from, args.with_catalogue)
         styles = chosen_styles(args.style, args.all, tier)
         pipelines = chosen_pipelines(args.pipeline, args.all, tier)
         workers = resolve_worker_count(str(args.workers), tier)
@@ -60,6 +60,9 @@ def command_run(args: argparse.Namespace) -> int:
     _check_writable(summary)
     if not args.pipeline and not args.all:
         print(describe_default(tier))
+    if args.kernels_from and not args.kernel and not args.with_catalogue:
+        print(f"kernels: the {len(kernels)} of {', '.join(args.kernels_from)}; the built-in catalogue joins with "
+              "--with-catalogue, or by name with -k")
     print(f"{len(plan.to_run)} cells, {workers} worker(s), isolation {args.isolation}, tier {tier}")
     if not plan.to_run and not plan.resume:
         print(f"shard {plan.shard}: no cells in this shard of the selection; nothing to run, nothing written")

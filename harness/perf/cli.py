@@ -28,7 +28,7 @@ def add_parser(subparsers: Any) -> None:
 
     perf = subparsers.add_parser("perf", help="time each kernel x style x mode x size that the matrix passed "
                                  "(host, device and first-call time; docs/performance.md)")
-    add_cli_options(perf, [o for o in RUN_OPTIONS if o.dest in ("kernel", "style", "kernels_from", "tier")])
+    add_cli_options(perf, [o for o in RUN_OPTIONS if o.dest in ("kernel", "style", "kernels_from", "with_catalogue", "tier")])
     perf.add_argument("--results", required=True, help="the matrix results file: only its passing cells are timed")
     perf.add_argument("-m", "--mode", action="append", default=[], help=f"modes (comma-separated): {', '.join(MODES)}")
     perf.add_argument("--sizes", default=None, help="sizes for every kernel, comma-separated (default: the spec's "
@@ -92,14 +92,14 @@ def command_perf(args: argparse.Namespace) -> int:
     from harness.perf_results import PERF_SCHEMA
     from harness.results import ResultsFileError, ResultsWriter, header_record, read_results
     from harness.run.environment import describe, environment_tag
-    from harness.run.selection import SelectionError, validate
+    from harness.run.selection import SelectionError, chosen_kernels, validate
     from harness.vocab import STYLES
 
     rule = _numbers(args)
     loaded = load_tier_and_specs(args)
     tier = loaded["tier"]
     try:
-        kernels = validate("kernel", args.kernel, loaded["specs"])
+        kernels = chosen_kernels(args.kernel, loaded["specs"], args.kernels_from, args.with_catalogue)
         styles = validate("style", args.style, STYLES)
         modes = validate("mode", args.mode, MODES)
         sizes = [int(part) for part in _comma_list(args.sizes)] if args.sizes else None

@@ -22,7 +22,7 @@ from harness.run.loader_zygote import read_warmup
 from harness.run.options import add_pytest_options
 from harness.run.repeat import RepeatError, parse_repeat, run_repeated
 from harness.run.resume import ResumeError, check_resumable, repair_torn_tail
-from harness.run.selection import Cell, SelectionError, chosen_pipelines, chosen_styles, select_cells, validate
+from harness.run.selection import Cell, SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
 from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
 from harness.run.zygote_python import STARTED_VARIABLE
 from harness.vocab import CONTROL_STYLE, PIPELINES
@@ -55,7 +55,7 @@ class MatrixState:
         enter_tier(self.tier)
         self.kernels_from: list[str] = list(option.kernels_from)
         self.specs = load_specs(self.kernels_from)
-        self.kernels = validate("kernel", option.matrix_kernel, self.specs)
+        self.kernels = chosen_kernels(option.matrix_kernel, self.specs, self.kernels_from, option.matrix_with_catalogue)
         self.styles = chosen_styles(option.matrix_style, option.matrix_all, self.tier)
         self.pipelines = chosen_pipelines(option.matrix_pipeline, option.matrix_all, self.tier)
         self.isolation: str = option.matrix_isolation
