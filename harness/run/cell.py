@@ -62,7 +62,7 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
     enter_tier(request.tier)
     import torch
 
-    from harness.domain.machine import device_capability
+    from harness.domain.machine import device_capability, provided
     from harness.domain.pipelines import RUNNERS
     from harness.domain.pipelines.common import CellContext, StageFailure, staged
     from harness.domain.pipelines.requirements import skip_reason
@@ -89,7 +89,8 @@ def execute_cell(request: CellRequest, workdir: Path, stage_marker: Callable[[st
         context = CellContext(spec=spec, built=built, device=device, tier=request.tier, workdir=workdir,
                               seed=request.seed, stage_marker=stage_marker, stage_seconds=stage_seconds, judged=judged,
                               fresh_python=partial(run_fresh_python, tier=request.tier))
-        detail = RUNNERS[request.pipeline](context)
+        with provided(spec.requires, request.tier):  # what the spec requires the harness to set up (an allocator)
+            detail = RUNNERS[request.pipeline](context)
         result = result_for(request, "pass", detail=detail)
     except SkipCell as skip:
         result = result_for(request, "skip", reason=str(skip))
