@@ -361,11 +361,18 @@ def write_repro(spec: KernelSpec, style: str, pipeline: str, tier: str, seed: in
         "def main():\n"
         + (_indent(_interpreter_setup()) + "\n" if tier == "cpu" else "")
         + "    torch.manual_seed(SEED)\n    torch._dynamo.reset()\n"
+        + (_ALLOCATOR_SETUP if "triton-allocator" in spec.requires and tier == "gpu" else "")
         + _indent(pipeline_source(spec, pipeline)) + "\n"
         + f"    print(\"PASS: {cell_id(spec.name, style, pipeline)} matches the reference\")\n",
         "\nif __name__ == \"__main__\":\n    main()\n",
     ]
     return "\n\n".join(part.strip("\n") + "\n" for part in parts)
+
+
+# What the harness sets around such a cell (harness.domain.machine.provided), as the script's own program start.
+_ALLOCATOR_SETUP = ("    import triton\n\n    # the kernel makes TMA descriptors on the device: global scratch from torch\n"
+                    "    triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, "
+                    "device=\"cuda\"))\n")
 
 
 def _call_module_source(spec: KernelSpec) -> str:
