@@ -116,8 +116,9 @@ FIX_RULES: tuple[FixRule, ...] = (
     FixRule("import_op_module", "aoti_fresh_process or export_roundtrip_bare; error 'Could not find schema for NS::OP'",
             "import the module that registers the op in the consuming process before loading", _schema_not_registered),
     FixRule("outer_decorator", "error 'wrap_triton only works on functions annotated with triton.jit or triton.autotune'",
-            "make `@triton.autotune` (or `@triton.jit`) the outermost decorator: `wrap_triton` refuses"
-            " `@triton.heuristics` on top", _decorator_order),
+            "make `@triton.autotune` (or `@triton.jit`) the outermost decorator: `wrap_triton` refuses anything on"
+            " top of them (`@triton.heuristics`, a library's own wrapper such as FlagGems' `@libentry()`), so"
+            " reorder, or hand `wrap_triton` the object inside (`kernel.fn`)", _decorator_order),
     FixRule("autograd", "raw; error 'does not require grad and does not have a grad_fn'",
             "a raw launch is invisible to autograd: give it a backward (`torch.library.register_autograd` on a"
             " triton_op/custom_op, or an autograd.Function)", _no_grad_fn),
