@@ -80,7 +80,9 @@ def _import_plugin(source: str) -> ModuleType:
 
     before = registrations(torch.library)
     module = _import_source(source)
-    added = overrides(before, registrations(torch.library))
+    # Meta kernels compute no values, and torch registers some for aten lazily when a module of its own is first
+    # imported (a plug-in's import may be the first): only kernels that compute what the control returns count here.
+    added = [entry for entry in overrides(before, registrations(torch.library)) if not entry.endswith("/Meta")]
     if added:
         _OVERRIDING_SOURCES[source] = added
     if source in _OVERRIDING_SOURCES:
