@@ -22,6 +22,7 @@ kernels.ecosystem.flag_gems` (FlagGems needs a GPU to import: it looks for a dev
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from pathlib import Path
@@ -53,6 +54,12 @@ HIDDEN = 384
 TILE_BOUND = re.compile(r"heuristics_for_tile_size\((\d+),")
 
 
+def _on_device(tensor: torch.Tensor) -> Any:
+    """FlagGems' `with torch_device_fn.device(...)` around each launch. On meta tensors (the harness sizes a
+    custom_op's backward by launching nothing on them) FlagGems' call would raise, so there it is left out."""
+    return contextlib.nullcontext() if tensor.device.type == "meta" else torch_device_fn.device(tensor.device)
+
+
 def _described(text: str) -> str:
     return f"FlagGems {VERSION}: {text}"
 
@@ -80,7 +87,7 @@ class GeneratedKernel:
         programs = min(65536, tiles)
         tiles_per_cta = triton.cdiv(tiles, programs)
         strides = [value for _ in (*tensors, out) for value in (1, 0)]
-        with torch_device_fn.device(out.device.index):
+        with _on_device(out):
             wrap(self.kernel)[(programs, 1, 1)](
                 *tensors, *scalars, out, *strides, n, n, tiles_per_cta=tiles_per_cta, tile_size0=tile,
                 one_tile_per_cta=tiles_per_cta == 1, num_warps=heuristics_for_num_warps(tile))
@@ -208,7 +215,7 @@ def softmax_launch(wrap, x):
     x = x.contiguous()
     M, N = x.shape
     out = torch.empty_like(x)
-    with torch_device_fn.device(x.device):
+    with _on_device(x):
         wrap(softmax_kernel_inner)[(M, 1, 1)](out, x, M, N)
     return out
 
@@ -217,7 +224,7 @@ def softmax_backward(wrap, y, dy):
     dy = dy.contiguous()
     M, N = y.shape
     dx = torch.empty_like(y)
-    with torch_device_fn.device(dx.device):
+    with _on_device(dx):
         wrap(softmax_backward_kernel_inner)[lambda meta: (triton.cdiv(M, meta["TILE_M"]), 1, 1)](y, dy, dx, M, N)
     return (dx,)
 
@@ -248,7 +255,7 @@ def layer_norm_launch(wrap, x, weight, bias, eps):
     y = torch.empty_like(x)
     mean = torch.empty(M, dtype=x.dtype, device=x.device)
     rstd = torch.empty(M, dtype=x.dtype, device=x.device)
-    with torch_device_fn.device(x.device):
+    with _on_device(x):
         wrap(layer_norm_persistent_kernel)[(M, 1, 1)](x, y, weight, bias, mean, rstd, M, N, eps,
                                                       triton.next_power_of_2(N))
     return y, mean, rstd
@@ -258,11 +265,11 @@ def layer_norm_backward(wrap, x, weight, bias, mean, rstd, dy):
     dy = dy.contiguous()
     M, N = x.shape
     dx = torch.empty_like(x)
-    with torch_device_fn.device(x.device):
+    with _on_device(x):
         wrap(layer_norm_backward_kernel)[lambda meta: (triton.cdiv(M, meta["BLOCK_ROW_SIZE"]), 1, 1)](
             dy, x, weight, mean, rstd, dx, M, N)
     dw, db = torch.empty_like(weight), torch.empty_like(bias)
-    with torch_device_fn.device(x.device):
+    with _on_device(x):
         wrap(weight_bias_backward_kernel)[lambda meta: (triton.cdiv(N, meta["BLOCK_COL_SIZE"]), 1, 1)](
             dy, x, mean, rstd, dw, db, M, N)
     return dx, dw, db

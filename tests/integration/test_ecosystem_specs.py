@@ -63,6 +63,18 @@ def test_the_specs_load_and_each_library_backward_is_there(library):
     assert all(spec.description and spec.features for spec in specs.values())
 
 
+@pytest.mark.parametrize("library", sorted(MODULES))
+def test_every_style_builds(library):
+    """Building a custom_op/triton_op with a backward launches the spec on meta tensors to size the backward's
+    schema: a launch that enters a device context there (FlagGems' `torch_device_fn.device`) must still build."""
+    from harness.domain.styles import build_style
+    from harness.vocab import STYLES
+
+    for spec in loaded(library).values():
+        for style in STYLES:
+            build_style(spec, style)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(TIER != "cpu", reason="the interpreter's run of the launches; the GPU runs the whole matrix")
 @pytest.mark.parametrize("library, kernel", [("liger", "liger_relu_squared"), ("fla", "fla_rms_norm"),
