@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.atomic import write_text_atomic
 from harness.bench import add_bench_parser
-from harness.cli_common import CliError, check_writable, cli_errors, load_tier_and_specs, refuse_existing, selected
+from harness.cli_common import CliError, check_writable, cli_errors, load_tier_and_specs, refuse_existing
 from harness.findings_command import add_parser as add_findings_parser
 from harness.order_check import add_parser as add_order_check_parser
 from harness.perf.cli import add_parser as add_perf_parsers
@@ -29,7 +29,7 @@ from harness.run.isolation import run_isolated
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR, add_cli_options, pytest_arguments
 from harness.run.plan import command_line, interrupted_message, plan_run
-from harness.run.selection import SelectionError, chosen_pipelines, chosen_styles, select_cells
+from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
 from harness.run.subsets import describe_default
 from harness.run.workers import resolve_worker_count
 from harness.vocab import CALL_SITE_PIPELINES, CALL_SITE_STYLES, PIPELINE_FAMILIES, STYLES
@@ -53,6 +53,10 @@ def command_run(args: argparse.Namespace) -> int:
     _refuse_existing(args, plan, output, summary)
     if not args.pipeline and not args.all:
         print(describe_default(tier))
+    if args.kernels_from and not args.kernel and not args.with_catalogue:
+        print(f"kernels: the {len({cell.kernel for cell in plan.asked})} of {', '.join(args.kernels_from)}; the built-in "
+              "catalogue joins with "
+              "--with-catalogue, or by name with -k")
     print(f"{len(plan.to_run)} cells, {workers} worker(s), isolation {args.isolation}, tier {tier}")
     if not plan.to_run and not plan.resume:
         print(f"shard {plan.shard}: no cells in this shard of the selection; nothing to run, nothing written")
@@ -81,8 +85,8 @@ def _plan_run(args: argparse.Namespace) -> tuple[Any, str, int]:
     """The run's plan (selection, shard, resume, repeat), its tier and its worker count; bad input is a CliError."""
     loaded = load_tier_and_specs(args)
     tier = loaded["tier"]
-    kernels = selected("kernel", args.kernel, loaded["specs"])
     with cli_errors(SelectionError, ValueError):
+        kernels = chosen_kernels(args.kernel, loaded["specs"], args.kernels_from, args.with_catalogue)
         styles = chosen_styles(args.style, args.all, tier)
         pipelines = chosen_pipelines(args.pipeline, args.all, tier)
         workers = resolve_worker_count(str(args.workers), tier)

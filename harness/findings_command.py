@@ -21,10 +21,8 @@ from harness.results import ResultsFile, ResultsFileError, read_results
 
 def reproducers_for(results: ResultsFile, kernels_from: list[str]) -> tuple[dict[str, str | None], dict[str, str]]:
     """(cell id -> its script, cell id -> why there is none) for each group's representative cell."""
-    from harness.domain.registry import KernelSourceError, load_specs
-    from harness.domain.repro import ReproUnsupported, write_repro
-    from harness.domain.repro_closure import ReproClosureError
-    from harness.domain.repro_source import ReproSourceError
+    from harness.domain.registry import KernelSourceError, load_specs  # deferred: imports the kernels, and torch
+    from harness.domain.repro import REPRO_ERRORS, write_repro  # deferred: imports torch; `findings --help` stays light
 
     try:
         specs = load_specs(kernels_from)
@@ -44,7 +42,7 @@ def reproducers_for(results: ResultsFile, kernels_from: list[str]) -> tuple[dict
         try:
             scripts[cell.id] = write_repro(specs[cell.kernel], style, cell.pipeline, tier, expected=cell.to_record(),
                                            name_machine=False)  # the page names the measured versions itself
-        except (ReproUnsupported, ReproSourceError, ReproClosureError) as exc:
+        except REPRO_ERRORS as exc:
             scripts[cell.id] = None
             notes[cell.id] = f"(No script: {exc}.)"
     return scripts, notes

@@ -55,13 +55,11 @@ def command_repro(args: argparse.Namespace) -> int:
 
 def repro_text(spec: Any, style: str, pipeline: str, tier: str, expected: dict | None) -> str:
     """The script for one cell; a cell that is `skip` here gets one too, which prints why and exits 0."""
-    from harness.domain.repro import ReproUnsupported, write_repro
-    from harness.domain.repro_closure import ReproClosureError
-    from harness.domain.repro_source import ReproSourceError
+    from harness.domain.repro import REPRO_ERRORS, write_repro  # deferred: imports torch; `repro --help` stays light
 
     try:
         return write_repro(spec, style, pipeline, tier, expected=expected)
-    except (ReproUnsupported, ReproSourceError, ReproClosureError) as exc:
+    except REPRO_ERRORS as exc:
         raise CliError(str(exc)) from None
 
 

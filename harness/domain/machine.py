@@ -8,8 +8,10 @@ capability are known only inside the cell (the parent never initialises CUDA), w
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 Capability = tuple[int, int]
 
@@ -43,7 +45,11 @@ REQUIREMENTS: dict[str, Requirement] = {
                               "uses tl.inline_asm_elementwise (PTX), which the Triton interpreter cannot run"),
     "sm90": Requirement("sm90", _at_least(9, 0), "needs TMA tensor descriptors: compute capability 9.0 (Hopper) or newer"),
     "fp8": Requirement("fp8", _at_least(8, 9), "needs float8 (e4m3) support: compute capability 8.9 or newer"),
+    # Met everywhere: the harness provides it for the cell (`provided`), as a program sets it once at its start.
+    "triton-allocator": Requirement("triton-allocator", lambda tier, capability: True,
+                                    "needs a Triton allocator (triton.set_allocator)"),
 }
+
 
 
 def missing_requirement(requires: tuple[str, ...], tier: str, capability: Capability | None) -> str | None:
@@ -66,3 +72,37 @@ def device_capability(tier: str) -> Capability | None:
         return None
     major, minor = torch.cuda.get_device_capability()
     return (major, minor)
+
+
+def _torch_scratch(size: int, alignment: int, stream: int | None) -> Any:
+    """Global scratch for a kernel that asks Triton for some (device-side TMA descriptors), from torch's allocator."""
+    import torch
+
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
+@contextlib.contextmanager
+def provided(requires: tuple[str, ...], tier: str) -> Iterator[None]:
+    """What the harness sets up around a cell whose kernel requires it, and takes down after.
+
+    `triton-allocator`: a kernel that makes TMA descriptors on the device (`tl.make_tensor_descriptor`) needs global
+    scratch memory, which Triton asks of a process-wide allocator (`triton.set_allocator`; without one the launch
+    raises "Kernel requires a runtime memory allocation, but no allocator was set"). A program sets it once; the
+    harness sets a torch-backed one for the cell and puts the previous one back, so no later cell in the worker
+    inherits it. The CPU tier's interpreter asks for no scratch. A fresh process (export_roundtrip, a consumer)
+    gets none: a consumer has to set its own.
+    """
+    if "triton-allocator" not in requires or tier != "gpu":
+        yield
+        return
+    import triton
+    from triton.runtime import _allocation
+
+    holder = getattr(_allocation, "_allocator", None)
+    previous = holder.get() if holder is not None else getattr(_allocation, "_NULL_ALLOCATOR", None)
+    triton.set_allocator(_torch_scratch)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            triton.set_allocator(previous)

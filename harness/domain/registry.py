@@ -10,6 +10,7 @@ from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
+from harness.domain.operator_overrides import overrides, registrations
 from harness.domain.spec import InvalidSpecError, KernelSpec
 
 ENTRY_POINT_GROUP = "triton_compat_matrix.kernels"
@@ -67,6 +68,32 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
+# Plug-in sources that replaced kernels of existing operators when imported: refused on every load, not only the first.
+_OVERRIDING_SOURCES: dict[str, list[str]] = {}
+
+
+def _import_plugin(source: str) -> ModuleType:
+    """A plug-in's module, refused when importing it registered kernels over existing operators (FlagGems'
+    `flag_gems.enable()` replaces aten's CUDA kernels): from then on the `native` control, PyTorch itself, would
+    run the plug-in's kernels, and every `env` verdict would be judged against them (harness.domain.operator_overrides)."""
+    import torch
+
+    before = registrations(torch.library)
+    module = _import_source(source)
+    # Meta kernels compute no values, and torch registers some for aten lazily when a module of its own is first
+    # imported (a plug-in's import may be the first): only kernels that compute what the control returns count here.
+    added = [entry for entry in overrides(before, registrations(torch.library)) if not entry.endswith("/Meta")]
+    if added:
+        _OVERRIDING_SOURCES[source] = added
+    if source in _OVERRIDING_SOURCES:
+        found = _OVERRIDING_SOURCES[source]
+        raise KernelSourceError(
+            f"{source}: registers kernels over existing operators at import ({', '.join(found[:3])}"
+            f"{' ...' if len(found) > 3 else ''}): the native control would run them instead of PyTorch's own; launch "
+            "the library's kernels from the spec (or register them inside the launch and remove them there)")
+    return module
+
+
 def specs_in_module(module: ModuleType, source: str) -> list[KernelSpec]:
     """Every KernelSpec a module defines: a `SPECS` sequence, a `SPEC`, or any module-level spec."""
     declared = getattr(module, "SPECS", ())
@@ -99,8 +126,9 @@ def load_specs(sources: list[str] | None = None, builtin: bool = True, entry_poi
         ordered_sources += [ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
     ordered_sources += list(sources or [])
     specs: dict[str, KernelSpec] = {}
+    builtin_sources = set(BUILTIN_MODULES) if builtin else set()
     for source in ordered_sources:
-        module = _import_source(source)
+        module = _import_source(source) if source in builtin_sources else _import_plugin(source)
         for spec in specs_in_module(module, source):
             if spec.name in specs and specs[spec.name] is not spec:
                 raise KernelSourceError(f"{source}: kernel name {spec.name!r} is already defined by {specs[spec.name].source}")

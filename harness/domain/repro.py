@@ -26,8 +26,8 @@ from harness.domain import repro_main
 from harness.domain.inputs import InputCase, explicit_cases
 from harness.domain.pipelines import RUNNERS
 from harness.domain.pipelines.eager import run_eager_inputs_on
-from harness.domain.repro_closure import SourceClosure
-from harness.domain.repro_source import standalone_module_source
+from harness.domain.repro_closure import ReproClosureError, SourceClosure
+from harness.domain.repro_source import ReproSourceError, standalone_module_source
 from harness.domain.spec import KernelSpec
 from harness.domain.styles import BUILDERS
 from harness.vocab import split_style
@@ -46,6 +46,10 @@ GLUE_NAMES = ("SPEC", "BUILDER", "RUNNER", "CASES")
 
 class ReproUnsupported(Exception):
     """A cell this generator cannot write; the message says which part."""
+
+
+# Every way writing a script can fail for the input it was given: what a command turns into its one-line error.
+REPRO_ERRORS: tuple[type[Exception], ...] = (ReproUnsupported, ReproClosureError, ReproSourceError)
 
 
 def _module_of(spec: KernelSpec) -> Any:

@@ -24,9 +24,10 @@ import torch
 
 from harness.domain.cell_outcome import failure_verdict
 from harness.domain.evidence import error_type, most_specific_line
+from harness.domain.fresh_run import FreshRun
 from harness.domain.interpreter import enable_autotune_on_interpreter
 from harness.domain.machine import device_capability
-from harness.domain.pipelines.common import CellContext, FreshRun, StageFailure, staged
+from harness.domain.pipelines.common import CellContext, StageFailure, staged
 from harness.domain.pipelines.requirements import skip_reason
 from harness.domain.spec import KernelSpec
 from harness.domain.styles import BuiltOp, SkipCell, build_with

@@ -23,6 +23,7 @@ from harness.perf_results import MODES, PERF_SCHEMA, PerfFileError, join_perf_fi
 from harness.results import ResultsFileError, ResultsWriter, header_record, read_results
 from harness.run.environment import describe, environment_tag
 from harness.run.options import RUN_OPTIONS, add_cli_options
+from harness.run.selection import SelectionError, chosen_kernels
 from harness.vocab import STYLES
 
 DEFAULT_RULE = StopRule()
@@ -38,7 +39,7 @@ def add_parser(subparsers: Any) -> None:
     """Register perf, perf-report and perf-diff."""
     perf = subparsers.add_parser("perf", help="time each kernel x style x mode x size that the matrix passed "
                                  "(host, device and first-call time; docs/performance.md)")
-    add_cli_options(perf, [o for o in RUN_OPTIONS if o.dest in ("kernel", "style", "kernels_from", "tier")])
+    add_cli_options(perf, [o for o in RUN_OPTIONS if o.dest in ("kernel", "style", "kernels_from", "with_catalogue", "tier")])
     perf.add_argument("--results", required=True, help="the matrix results file: only its passing cells are timed")
     perf.add_argument("-m", "--mode", action="append", default=[], help=f"modes (comma-separated): {', '.join(MODES)}")
     perf.add_argument("--sizes", default=None, help="sizes for every kernel, comma-separated (default: the spec's "
@@ -96,8 +97,9 @@ def command_perf(args: argparse.Namespace) -> int:
     rule = _numbers(args)
     loaded = load_tier_and_specs(args)
     tier = loaded["tier"]
-    kernels, styles, modes = (selected("kernel", args.kernel, loaded["specs"]), selected("style", args.style, STYLES),
-                              selected("mode", args.mode, MODES))
+    with cli_errors(SelectionError):
+        kernels = chosen_kernels(args.kernel, loaded["specs"], args.kernels_from, args.with_catalogue)
+    styles, modes = selected("style", args.style, STYLES), selected("mode", args.mode, MODES)
     sizes = _sizes(args.sizes)
     with cli_errors(ResultsFileError):
         matrix = read_results(args.results)

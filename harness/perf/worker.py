@@ -110,6 +110,7 @@ def run_request(request: dict[str, Any], done: Any = lambda records: None) -> li
     enter_tier(request["tier"])  # before any kernel module is imported
     import torch
 
+    from harness.domain.machine import provided  # deferred: imports torch, after enter_tier
     from harness.domain.pipelines.common import CellContext, StageFailure  # deferred: imports torch, after enter_tier
     from harness.domain.registry import load_specs  # deferred: imports torch, after enter_tier
     from harness.domain.styles import SkipCell, build_style  # deferred: imports torch, after enter_tier
@@ -132,7 +133,8 @@ def run_request(request: dict[str, Any], done: Any = lambda records: None) -> li
         context = CellContext(spec=spec, built=built, device=device, tier=request["tier"],
                               workdir=_size_folder(request, size), seed=request["seed"])
         try:
-            record |= {"outcome": "pass", **measure_size(context, mode, size, rule, request["warmup"], request["batch_s"])}
+            with provided(spec.requires, request["tier"]):  # an allocator the kernel requires (harness.domain.machine)
+                record |= {"outcome": "pass", **measure_size(context, mode, size, rule, request["warmup"], request["batch_s"])}
         except SkipCell as skip:
             record |= {"outcome": "skip", "reason": str(skip)}
         except StageFailure as failure:

@@ -20,7 +20,7 @@ from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR
 from harness.run.order import OrderError, parse_order
 from harness.run.repeat import RepeatError, parse_repeat
 from harness.run.resume import ResumeError, check_resumable, repair_torn_tail
-from harness.run.selection import SelectionError, chosen_pipelines, chosen_styles, select_cells, validate
+from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
 from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
 from harness.run.zygote_python import STARTED_VARIABLE
 from harness.vocab import CONTROL_STYLE
@@ -47,7 +47,8 @@ class MatrixState:
         enter_tier(self.tier)
         self.kernels_from: list[str] = list(option.kernels_from)
         self.specs = load_specs(self.kernels_from)
-        self.kernels = validate("kernel", option.matrix_kernel, self.specs)
+        self.kernels = chosen_kernels(option.matrix_kernel, self.specs, self.kernels_from,
+                                      getattr(option, "matrix_with_catalogue", False))
         self.styles = chosen_styles(option.matrix_style, option.matrix_all, self.tier)
         self.pipelines = chosen_pipelines(option.matrix_pipeline, option.matrix_all, self.tier)
         self.isolation: str = option.matrix_isolation

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.atomic import write_text_atomic
+from harness.report.advice.library_page import render_library_page
 from harness.report.compare.baseline import DEFAULT_DIRECTORY, BaselineError, write_baseline
 from harness.report.compare.diff import diff_results, render_diff
 from harness.report.compare.flakes import render_flake_history
@@ -139,6 +140,11 @@ def timings(args: argparse.Namespace) -> int:
     return 0
 
 
+def library_page(args: argparse.Namespace) -> int:
+    _emit(render_library_page(_read(args.results), args.results, args.title), args.output, (args.results,))
+    return 0
+
+
 def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     """Register report, docs, diff, baseline, merge, history and timings; each sets `handler` on its namespace."""
 
@@ -189,6 +195,12 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
 
     parser = add("history", history, "Tabulate capabilities across torch/triton versions.")
     parser.add_argument("results", nargs="+")
+    parser.add_argument("-o", "--output")
+
+    parser = add("library-page", library_page, "One kernel library's page: advise for three needs (training + "
+                 "compile, inference + AOTInductor, a shipped ExportedProgram), then its chart and evidence.")
+    parser.add_argument("results")
+    parser.add_argument("--title", required=True, help="the page's title, e.g. 'Liger-Kernel 0.8.5 on one H100'")
     parser.add_argument("-o", "--output")
 
     parser = add("timings", timings, "Where a results file's time went: cell-seconds per pipeline and stage.")

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.domain.evidence import error_type, full_traceback, graph_break, most_specific_line
-from harness.domain.machine import device_capability
+from harness.domain.machine import device_capability, provided
+from harness.domain.user_code import in_user_code
 from harness.results import CellResult
 from harness.run.compile_caches import disable_graph_caches
 from harness.run.environment import enter_tier
@@ -79,6 +80,7 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
     device = torch.device("cuda" if request.tier == "gpu" else "cpu")
     stage_seconds: dict[str, float] = {}  # filled by `staged`; says where a cell's time went (detail.stage_s)
     judged: dict[str, str] = {}  # filled by the value checks: which tolerance rule judged each value (detail.tolerance)
+    spec = None
     try:
         spec = load_specs(request.kernels_from)[request.kernel]
         reason = skip_reason(spec, request.pipeline, request.tier, device_capability(request.tier) if spec.requires else None)
@@ -92,7 +94,8 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
         context = CellContext(spec=spec, built=built, device=device, tier=request.tier, workdir=workdir,
                               seed=request.seed, stage_marker=stage_marker, stage_seconds=stage_seconds, judged=judged,
                               fresh_python=partial(fresh_python, tier=request.tier))
-        detail = RUNNERS[request.pipeline](context)
+        with provided(spec.requires, request.tier):  # what the spec requires the harness to set up (an allocator)
+            detail = RUNNERS[request.pipeline](context)
         result = result_for(request, "pass", detail=detail)
     except SkipCell as skip:
         result = result_for(request, "skip", reason=str(skip))
@@ -105,6 +108,8 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
     except Exception as exc:  # a harness or spec bug outside any stage: still evidence, never a crash
         result = result_for(request, "fail", stage="build", error_type=error_type(exc), error=most_specific_line(exc),
                             traceback=full_traceback(exc))
+    if spec is not None and result.error:  # a location in the error line names the user's code, not the harness's
+        result.error = in_user_code(result.error, spec)
     result.duration_s = round(time.perf_counter() - started, 3)
     if stage_seconds:
         result.detail["stage_s"] = stage_seconds

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.domain.pipelines.common import FreshRun
+from harness.domain.fresh_run import FreshRun
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
 
 

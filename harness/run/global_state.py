@@ -20,7 +20,7 @@ import sys
 import warnings
 from typing import Any
 
-from harness.vocab import STYLES
+from harness.domain.operator_overrides import overrides, registrations
 
 CONFIG_MODULES = ("torch._dynamo.config", "torch._inductor.config", "torch._functorch.config")
 
@@ -43,7 +43,6 @@ def restore_configs(saved: dict[str, bytes]) -> None:
 
 
 WATCHED_MODULES = ("torch", "torch.library", "torch.nn.functional", "torch.testing")
-OWN_NAMESPACES = tuple(f"tcm_{style}" for style in STYLES)  # the styles' operators, dropped between cells
 CONTAINER_REPR_LIMIT = 20_000
 
 
@@ -59,36 +58,6 @@ def _attribute_tokens(module: Any, with_values: bool) -> dict[str, Any]:
             token = text if len(text) <= CONTAINER_REPR_LIMIT else token
         tokens[name] = token
     return tokens
-
-
-def _registrations(library: Any) -> frozenset[str]:
-    """Operators defined and kernels registered through torch.library, less the harness's own per-style namespaces."""
-    entries = set(getattr(library, "_impls", ())) | set(getattr(library, "_defs", ()))
-    return frozenset(entry for entry in entries if _namespace(entry) not in OWN_NAMESPACES)
-
-
-def _namespace(entry: str) -> str:
-    """`ns::op` (a definition) and `ns/op/key` (a kernel) both name their namespace first."""
-    return entry.replace("::", "/").split("/")[0]
-
-
-# The dispatch keys a kernel of a device or of autograd sits under: a kernel added there to an existing operator
-# changes what later cells compute. torch's own lazy registrations use other keys (functorch registers batching
-# rules on aten operators under FuncTorchBatched at the first vmap, measured on torch 2.11).
-COMPUTING_KEYS = frozenset({"CPU", "CUDA", "Meta", "Autograd", "AutogradCPU", "AutogradCUDA", "Default",
-                            "CompositeImplicitAutograd", "CompositeExplicitAutograd",
-                            "CompositeExplicitAutogradNonFunctional"})
-
-
-def _overrides(before: frozenset[str], after: frozenset[str]) -> list[str]:
-    """Registrations that change an operator that existed before the cell: a device or autograd kernel added to
-    an aten or prims operator or to one already defined, or any registration removed. A namespace that appears
-    whole (a torch module imported lazily defines its operators and their kernels) changes no operator a later
-    cell uses."""
-    defined = {entry for entry in before if "::" in entry}
-    added = [entry for entry in sorted(after - before) if "::" not in entry and entry.split("/")[-1] in COMPUTING_KEYS
-             and (_namespace(entry) in ("aten", "prims") or "::".join(entry.split("/")[:2]) in defined)]
-    return added + [f"removed {entry}" for entry in sorted(before - after)]
 
 
 def snapshot() -> dict[str, Any]:
@@ -108,7 +77,7 @@ def snapshot() -> dict[str, Any]:
     }
     if hasattr(torch, "get_default_device"):
         state["default device"] = str(torch.get_default_device())
-    state["torch.library registrations"] = _registrations(torch.library)
+    state["torch.library registrations"] = registrations(torch.library)
     for name in WATCHED_MODULES + tuple(sorted(n for n in sys.modules if n.startswith("harness."))):
         module = sys.modules.get(name)
         if module is not None:
@@ -124,7 +93,7 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         if new is None or old == new:
             continue
         if isinstance(old, frozenset):
-            overridden = _overrides(old, new)
+            overridden = overrides(old, new)
             if overridden:
                 found.append(f"{name}: {', '.join(overridden[:3])}{' ...' if len(overridden) > 3 else ''}")
         elif isinstance(old, dict):

@@ -55,6 +55,9 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               {"action": "store_true"}, _matrix("all"), in_bench=True),
     RunOption("kernels_from", ("--kernels-from",), "a module or .py file with more KernelSpecs (repeatable)",
               {"action": "append", "default": [], "metavar": "MODULE_OR_PATH"}, "--kernels-from", in_bench=True),
+    RunOption("with_catalogue", ("--with-catalogue",), "with --kernels-from: run the built-in catalogue's kernels too "
+              "(without it, --kernels-from alone runs only that source's kernels; -k names any kernel)",
+              {"action": "store_true"}, _matrix("with-catalogue"), in_bench=True),
     RunOption("tier", ("--tier",), "gpu, or cpu = the Triton interpreter on CPU tensors (auto: gpu when one is visible)",
               {"choices": TIER_CHOICES, "default": "auto"}, _matrix("tier"), in_bench=True),
     RunOption("workers", ("-n", "--workers"), "parallel workers; auto: sized from the cores, the memory and the GPUs' memory",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from harness.run.subsets import default_pipelines, default_styles
 from harness.vocab import CALL_SITE_PIPELINES, CALL_SITE_STYLES, CONTROL_STYLE, PIPELINES, STYLES, split_style
@@ -26,6 +27,21 @@ def validate(kind: str, asked: Iterable[str], known: Iterable[str]) -> list[str]
             if part not in chosen:
                 chosen.append(part)
     return [name for name in known_list if name in chosen] or known_list
+
+
+def chosen_kernels(asked: Iterable[str], specs: Mapping[str, Any], kernels_from: Iterable[str],
+                   with_catalogue: bool = False) -> list[str]:
+    """The kernels named (validated against every loaded spec, the catalogue's included); else, when
+    `--kernels-from` named sources, only the kernels those sources define (a library's author asks about their
+    own kernels: measured on the H100, nine Liger kernels were 1,413 cells, the catalogue added 5,495 more);
+    else, or with `--with-catalogue`, every kernel loaded."""
+    asked = list(asked)
+    if asked:
+        return validate("kernel", asked, specs)
+    sources = set(kernels_from)
+    if not sources or with_catalogue:
+        return list(specs)
+    return [name for name, spec in specs.items() if getattr(spec, "source", None) in sources]
 
 
 def chosen_pipelines(asked: Iterable[str], every: bool, tier: str) -> list[str]:

@@ -38,6 +38,14 @@ def test_history_is_built_from_the_published_results_and_the_version_runs_not_te
     assert not set(FIXTURES.glob("*.jsonl")) & sources
 
 
+def test_the_ecosystem_results_stay_out_of_the_history(tmp_path: Path) -> None:
+    """Other libraries' kernels, measured with the published torch, would merge into its column."""
+    (tmp_path / "reports" / "ecosystem").mkdir(parents=True)
+    for name in ("reports/gpu-results.jsonl", "reports/ecosystem/liger-results.jsonl"):
+        shutil.copy(GPU, tmp_path / name)
+    assert [str(path) for path in history_sources(tmp_path)] == ["reports/gpu-results.jsonl"]
+
+
 def make_checkout(root: Path) -> Path:
     (root / "tests" / "fixtures").mkdir(parents=True)
     (root / "reports").mkdir()

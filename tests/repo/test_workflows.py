@@ -59,7 +59,8 @@ def actionlint(*files: Path, cwd: Path = REPO) -> subprocess.CompletedProcess:
 
 
 def test_the_workflows_exist() -> None:
-    assert {path.name for path in WORKFLOWS} == {"ci.yml", "nightly-gpu.yml", "kernel-library.yml", "weekly-cpu-history.yml"}
+    assert {path.name for path in WORKFLOWS} == {"ci.yml", "nightly-gpu.yml", "kernel-library.yml", "weekly-cpu-history.yml",
+                                                  "nightly-ecosystem.yml"}
 
 
 def test_workflows_pass_actionlint() -> None:

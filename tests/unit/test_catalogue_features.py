@@ -7,7 +7,7 @@ COVERED_FEATURES = (
     "grid-tuple", "kernel-run", "launch-options", "optional-pointer", "constexpr-global", "libdevice",
     "jit-calls-jit", "block-pointer", "atomics", "random", "tensor-descriptor", "data-dependent-output",
     "do-not-specialize", "tuple-argument", "dtype-constexpr", "autotune-key-change", "storage-offset",
-    "inline-asm", "fp8",
+    "inline-asm", "fp8", "tensor-descriptor-device", "data-dependent-int",
 )
 
 

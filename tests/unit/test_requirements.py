@@ -48,3 +48,35 @@ def test_every_requirement_has_a_reason_and_the_first_missing_one_is_given():
 def test_an_unknown_requirement_is_a_spec_problem():
     with pytest.raises(ValueError, match="requires names 'tpu'"):
         dataclasses.replace(add.SPEC, requires=("tpu",))
+
+
+def test_a_required_triton_allocator_is_set_for_the_cell_and_the_previous_one_put_back():
+    from triton.runtime import _allocation
+
+    from harness.domain.machine import _torch_scratch, provided
+
+    before = _allocation._allocator.get()
+    with provided(("sm90", "triton-allocator"), "gpu"):
+        assert _allocation._allocator.get() is _torch_scratch
+    assert _allocation._allocator.get() is before
+    with provided(("triton-allocator",), "cpu"):  # the interpreter asks for no scratch
+        assert _allocation._allocator.get() is before
+    with provided(("sm90",), "gpu"):
+        assert _allocation._allocator.get() is before
+
+
+def test_the_allocator_requirement_never_makes_a_skip():
+    assert missing_requirement(("triton-allocator",), "cpu", None) is None
+    assert missing_requirement(("triton-allocator",), "gpu", (8, 0)) is None
+
+
+def test_a_gpu_reproducer_of_a_kernel_that_requires_an_allocator_sets_one_as_the_harness_does():
+    from harness.domain.registry import load_specs
+    from harness.domain.repro import write_repro
+
+    spec = load_specs()["tensor_descriptor_device"]
+    script = write_repro(spec, "raw", "eager", "gpu")
+    assert "triton.set_allocator(" in script
+    compile(script, "repro.py", "exec")
+    assert "triton.set_allocator(" not in write_repro(spec, "raw", "eager", "cpu")  # the interpreter asks for none
+    assert "triton.set_allocator(" not in write_repro(load_specs()["tensor_descriptor"], "raw", "eager", "gpu")

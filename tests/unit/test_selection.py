@@ -23,3 +23,32 @@ def test_native_control_first_in_each_kernel_pipeline_group():
     cells = select_cells(["add"], ["raw", "native"], ["vmap", "eager"])
     assert [c.id for c in cells] == ["add/native/eager", "add/raw/eager", "add/native/vmap", "add/raw/vmap"]
     assert cells[0].group == "add/eager"
+
+
+class _Spec:
+    def __init__(self, source):
+        self.source = source
+
+
+SPECS = {"add": _Spec("kernels.add"), "sin": _Spec("kernels.sin"), "mine": _Spec("lib.py"), "theirs": _Spec("ep.mod")}
+
+
+def test_kernels_from_alone_selects_only_that_sources_kernels():
+    from harness.run.selection import chosen_kernels
+
+    assert chosen_kernels([], SPECS, ["lib.py"]) == ["mine"]
+
+
+def test_the_catalogue_joins_by_flag_or_by_name():
+    from harness.run.selection import chosen_kernels
+
+    assert chosen_kernels([], SPECS, ["lib.py"], with_catalogue=True) == list(SPECS)
+    assert chosen_kernels(["add,mine"], SPECS, ["lib.py"]) == ["add", "mine"]
+
+
+def test_without_kernels_from_every_loaded_kernel_is_asked():
+    from harness.run.selection import chosen_kernels
+
+    assert chosen_kernels([], SPECS, []) == list(SPECS)
+    with pytest.raises(SelectionError, match="unknown kernel 'nope'"):
+        chosen_kernels(["nope"], SPECS, ["lib.py"])

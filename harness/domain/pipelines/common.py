@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from harness.domain.checking import assert_close
+from harness.domain.fresh_run import FreshRun
 from harness.domain.spec import KernelSpec
 from harness.domain.styles import BuiltOp, SkipCell
 from harness.domain.tolerance import float64_everywhere
@@ -28,15 +29,6 @@ class StageFailure(Exception):
         self.error = error
         self.prefix = prefix  # put before the error's first line, e.g. the failing generated input
         self.detail = detail or {}
-
-
-@dataclass(frozen=True)
-class FreshRun:
-    """What a fresh Python did (CellContext.fresh_python): made by the run (harness.run.fresh_python) or a reproducer."""
-
-    returncode: int  # negative: the signal that ended it
-    output: str  # its stdout and stderr
-    how: str  # "zygote" or "spawn"
 
 
 @dataclass

@@ -12,6 +12,7 @@ from harness.domain.evidence import graph_break_reasons, unwrap
 from harness.domain.pipelines.common import CellContext, StageFailure, check_result, expected_result, stage_clock, staged
 from harness.domain.pipelines.eager import check_backward
 from harness.domain.pipelines.export import dynamic_dims_of
+from harness.domain.user_code import in_user_code
 
 
 def compile_stage(exc: BaseException) -> str:
@@ -78,6 +79,8 @@ def run_compile(context: CellContext) -> dict[str, Any]:
     counters.clear()
     _check_compiled(context, compiled, context.inputs())
     reasons = graph_break_reasons(dict(counters["graph_break"]))
+    for reason in reasons:  # a location in a reason names the user's code (harness.domain.user_code)
+        reason["reason"] = in_user_code(reason["reason"], context.spec)
     return {"graph_breaks": sum(r["count"] for r in reasons), "graph_break_reasons": reasons} if reasons else {}
 
 
@@ -163,7 +166,7 @@ def run_cudagraphs(context: CellContext) -> dict[str, Any]:
         for _ in range(3):
             _check_compiled(context, compiled, args)
     skips = int(counters["inductor"]["cudagraph_skips"])
-    unique_reasons = list(dict.fromkeys(reasons))
+    unique_reasons = list(dict.fromkeys(in_user_code(reason, context.spec) for reason in reasons))
     if skips:
         because = f": {'; '.join(unique_reasons)}" if unique_reasons else " (Inductor gave no reason)"
         with staged("check", context):

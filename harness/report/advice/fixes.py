@@ -37,6 +37,8 @@ MISSING_SCHEMA = re.compile(r"Could not find schema for (\S+?)\.?(\s|$)")
 WRAP_TRITON_DECORATOR = "wrap_triton only works on functions annotated with triton.jit or triton.autotune"
 NO_GRAD_FN = "does not require grad and does not have a grad_fn"
 SETUP_CONTEXT = "must override the setup_context staticmethod"
+DATA_DEPENDENT_GUARD = re.compile(r"GuardOnDataDependentSymNode|(?:extract specialized integer|guard) on data-dependent"
+                                  r"|from data-dependent expression")
 STRICT_COUNTERPART = {"export_nonstrict": "export_strict", "aoti": "aoti_strict"}
 FAILED = ("fail", "wrong", "crash")
 
@@ -94,6 +96,13 @@ def _setup_context(cell: CellResult, cells: Cells) -> str | None:
     return "functorch asks for setup_context" if SETUP_CONTEXT in _text(cell) else None
 
 
+def _data_dependent_guard(cell: CellResult, cells: Cells) -> str | None:
+    found = DATA_DEPENDENT_GUARD.search(_text(cell))
+    if not found:
+        return None
+    return f"tracing asked for the concrete value of a data-dependent size ('{found.group(0)}', {cell.stage} stage)"
+
+
 FIX_RULES: tuple[FixRule, ...] = (
     FixRule("triton_op", "raw or autograd_function; error 'Cannot access data pointer of Tensor (e.g. FakeTensor,"
             " ...)'; the kernel's triton_op cell in that pipeline passes or was not measured",
@@ -107,13 +116,19 @@ FIX_RULES: tuple[FixRule, ...] = (
     FixRule("import_op_module", "aoti_fresh_process or export_roundtrip_bare; error 'Could not find schema for NS::OP'",
             "import the module that registers the op in the consuming process before loading", _schema_not_registered),
     FixRule("outer_decorator", "error 'wrap_triton only works on functions annotated with triton.jit or triton.autotune'",
-            "make `@triton.autotune` (or `@triton.jit`) the outermost decorator: `wrap_triton` refuses"
-            " `@triton.heuristics` on top", _decorator_order),
+            "make `@triton.autotune` (or `@triton.jit`) the outermost decorator: `wrap_triton` refuses anything on"
+            " top of them (`@triton.heuristics`, a library's own wrapper such as FlagGems' `@libentry()`), so"
+            " reorder, or hand `wrap_triton` the object inside (`kernel.fn`)", _decorator_order),
     FixRule("autograd", "raw; error 'does not require grad and does not have a grad_fn'",
             "a raw launch is invisible to autograd: give it a backward (`torch.library.register_autograd` on a"
             " triton_op/custom_op, or an autograd.Function)", _no_grad_fn),
     FixRule("setup_context", "error 'must override the setup_context staticmethod'",
             "split `forward(ctx, ...)` into `forward(...)` and `setup_context(ctx, inputs, output)`", _setup_context),
+    FixRule("symint_size", "error 'GuardOnDataDependentSymNode' / 'Could not extract specialized integer from"
+            " data-dependent expression'",
+            "keep a size that only the data knows a SymInt: `size = count.item()` then `torch._check(size >= 0)`, not"
+            " `int(count.item())` (kernels/data_dependent_output.py against data_dependent_output_int.py)",
+            _data_dependent_guard),
 )
 
 

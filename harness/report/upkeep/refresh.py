@@ -50,9 +50,11 @@ def checkout_files(repo: Path, suffix: str) -> list[Path]:
 
 def history_sources(repo: Path) -> list[Path]:
     """The results under reports/: the published GPU run and reports/history/ (one fixed selection per
-    version). Test fixtures measure other kernel sets; a column of theirs would compare unlike with like."""
+    version). Test fixtures measure other kernel sets; a column of theirs would compare unlike with like, and so
+    would reports/ecosystem/ (other libraries' kernels, measured with the same torch: merged into the same column)."""
     return [path for path in checkout_files(repo, ".jsonl")
-            if path.parts[0] == "reports" and not path.name.startswith("perf")]  # perf results are another format
+            if path.parts[0] == "reports" and path.parts[1:2] != ("ecosystem",)
+            and not path.name.startswith("perf")]  # perf results are another format
 
 
 def marked_docs(repo: Path) -> list[Path]:

@@ -121,7 +121,8 @@ def check_golden(name: str, text: str) -> None:
 
     After an intended change to the output (or for a new golden), regenerate them explicitly with
     `UPDATE_GOLDENS=1 python3 -m pytest tests/unit/report` (again, until it writes nothing), review the diff and
-    commit it: a test that writes one skips, saying which file it wrote, so that a regenerating run is never mistaken for a passing one.
+    commit it: a test that writes one skips, saying which file it wrote, so that a regenerating run is never
+    mistaken for a passing one.
     """
     path = GOLDEN / name
     if os.environ.get("UPDATE_GOLDENS") == "1" and not (path.exists() and path.read_text(encoding="utf-8") == text):

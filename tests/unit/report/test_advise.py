@@ -83,6 +83,21 @@ def test_the_apply_directly_fix_fires_only_on_the_recorded_call_site():
     assert [f.rule.name for f in fixes_for(at_attribute, {})] == ["apply_directly"]
 
 
+# As the CPU tier records data_dependent_output_int/custom_op/export_nonstrict (torch 2.13).
+DATA_DEPENDENT = ("GuardOnDataDependentSymNode: Could not extract specialized integer from data-dependent expression u0"
+                  " (unhinted: u0).  (Size-like symbols: none)")
+
+
+def test_the_symint_size_fix_fires_on_a_guard_on_a_data_dependent_size_only():
+    forced = cell("data_dependent_output_int", "custom_op", "export_nonstrict", "fail", stage="trace",
+                  error_type="GuardOnDataDependentSymNode", error=DATA_DEPENDENT)
+    other = cell("data_dependent_output_int", "triton_op", "export_nonstrict", "fail", error_type="RuntimeError",
+                 error=FAKE_POINTER)
+    assert [f.rule.name for f in fixes_for(forced, {})] == ["symint_size"]
+    assert "trace stage" in fixes_for(forced, {})[0].evidence
+    assert "symint_size" not in [f.rule.name for f in fixes_for(other, {})]
+
+
 def test_no_fix_for_a_pass_even_if_its_text_matches():
     assert fixes_for(cell("add", "raw", "compile", error=FAKE_POINTER, error_type="RuntimeError"), {}) == []
 
