@@ -125,7 +125,6 @@ def _report_baseline(results: Any, directory: str | None) -> bool:
     return bool(changes["regressions"])
 
 
-
 def command_list(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
