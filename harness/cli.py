@@ -186,7 +186,6 @@ def _report_baseline(results: Any, expected: dict[str, str] | None, path: Path |
     return bool(changes["regressions"])
 
 
-
 def command_list(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 

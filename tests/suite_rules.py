@@ -3,15 +3,15 @@ the order modules start in, so that `nox -s tests` takes the time the README sta
 
 from __future__ import annotations
 
-# Far above any quick test (they take well under a second alone), far below any slow one: the margin is for a
-# machine whose cores are shared.
+# CPU seconds of the test's process and the children it waited for: far above any quick test (well under a second),
+# below the slow ones.
 QUICK_LIMIT_S = 60.0
 
 
 def slow_marker_problem(marked_slow: bool, seconds: float, limit: float = QUICK_LIMIT_S) -> str | None:
     """Why a test's marker is wrong for its measured time, or None."""
     if not marked_slow and seconds > limit:
-        return (f"took {seconds:.0f} s without the `slow` marker (over {limit:.0f} s): mark it "
+        return (f"took {seconds:.0f} s of CPU without the `slow` marker (over {limit:.0f} s): mark it "
                 "@pytest.mark.slow, or make it quick")
     return None
 

@@ -12,6 +12,7 @@ from harness.run.isolation import run_inline
 from harness.vocab import STYLES
 
 README = Path(__file__).resolve().parents[2] / "README.md"
+pytestmark = pytest.mark.slow  # runs the examples' cells in this process
 
 
 @pytest.fixture(scope="module")
