@@ -20,6 +20,7 @@ import torch.nn.functional as F
 import triton
 
 from harness import KernelSpec
+from harness.domain.tolerance import ToleranceOverride
 from kernels.ecosystem._requires import require
 
 VERSION = require("fla-core", "0.6.0", "fla")
@@ -380,6 +381,11 @@ CHUNK_LINEAR_ATTN = KernelSpec(
     backward_kernels=(chunk_fwd_kernel_h, chunk_bwd_kernel_dh, chunk_bwd_kernel_dqkwg, chunk_bwd_kernel_dv),
     dynamic_dims={"q": (1,), "k": (1,), "v": (1,)},
     dtypes=FLOATS,
+    # tl.dot multiplies float32 inputs in TF32 (Triton's default input_precision from sm80 on), as fla ships it;
+    # the reference multiplies in full float32. Measured on the H100: max error 0.0088 against the float64 answer,
+    # where the float32 default allows 1.7e-05. fla's own tests allow an error ratio of 0.005 (fla.utils.testing).
+    tolerance=(ToleranceOverride(rtol=1e-2, atol=2e-2, dtype=torch.float32,
+                                  reason="tl.dot in TF32 on float32 inputs (Triton's default), as fla ships it"),),
     accepts_noncontiguous=True,
     features=("heuristics", "autotune", "do-not-specialize", "optional-pointer", "block-pointer", "tl.dot",
               "grid-tuple"),
