@@ -250,7 +250,7 @@ SOFTMAX_SPEC = KernelSpec(
 # ---- LayerNorm: flag_gems/ops/layernorm.py layer_norm / layer_norm_backward, 128 < N <= 4096 ----
 
 def layer_norm_launch(wrap, x, weight, bias, eps):
-    x = x.contiguous()
+    x, weight, bias = x.contiguous(), weight.contiguous(), bias.contiguous()  # as flag_gems.ops.layernorm does
     M, N = x.shape
     y = torch.empty_like(x)
     mean = torch.empty(M, dtype=x.dtype, device=x.device)
@@ -262,7 +262,7 @@ def layer_norm_launch(wrap, x, weight, bias, eps):
 
 
 def layer_norm_backward(wrap, x, weight, bias, mean, rstd, dy):
-    dy = dy.contiguous()
+    dy, x, weight = dy.contiguous(), x.contiguous(), weight.contiguous()  # as flag_gems.ops.layernorm does
     M, N = x.shape
     dx = torch.empty_like(x)
     with _on_device(x):

@@ -15,6 +15,7 @@ one call from initialising CUDA.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -59,6 +60,21 @@ def _described(text: str) -> str:
 
 # ---- RMSNorm: liger_kernel/ops/rms_norm.py rms_norm_forward / rms_norm_backward (row path, llama casting) ----
 
+
+def ensure_contiguous(launch):
+    """What Liger's `ensure_contiguous` does around each autograd.Function method (liger_kernel/ops/utils.py): every
+    tensor argument, weights included, made contiguous before its kernels see it."""
+
+    @functools.wraps(launch)
+    def contiguous_launch(wrap, *args, **kwargs):
+        args = tuple(arg.contiguous() if isinstance(arg, torch.Tensor) else arg for arg in args)
+        kwargs = {k: v.contiguous() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+        return launch(wrap, *args, **kwargs)
+
+    return contiguous_launch
+
+
+@ensure_contiguous
 def rms_norm_launch(wrap, x, weight, eps, offset):
     x = x.contiguous()
     n_rows, n_cols = x.shape
@@ -72,6 +88,7 @@ def rms_norm_launch(wrap, x, weight, eps, offset):
     return y, rstd
 
 
+@ensure_contiguous
 def rms_norm_backward(wrap, x, weight, rstd, dy, *, offset):
     dy = dy.contiguous()
     n_rows, n_cols = dy.shape
@@ -119,6 +136,7 @@ RMS_NORM = KernelSpec(
 
 # ---- LayerNorm: liger_kernel/ops/layer_norm.py layer_norm_forward / layer_norm_backward ----
 
+@ensure_contiguous
 def layer_norm_launch(wrap, x, weight, bias, eps):
     x = x.contiguous()
     n_rows, n_cols = x.shape
@@ -132,6 +150,7 @@ def layer_norm_launch(wrap, x, weight, bias, eps):
     return y, mean, rstd
 
 
+@ensure_contiguous
 def layer_norm_backward(wrap, x, weight, mean, rstd, dy):
     dy = dy.contiguous()
     n_rows, n_cols = dy.shape
@@ -176,6 +195,7 @@ LAYER_NORM = KernelSpec(
 
 # ---- SwiGLU and GeGLU: liger_kernel/ops/swiglu.py, geglu.py; the backward writes da, db over the saved a, b ----
 
+@ensure_contiguous
 def swiglu_launch(wrap, a, b):
     a, b = a.contiguous(), b.contiguous()
     n_rows, n_cols = a.shape
@@ -187,6 +207,7 @@ def swiglu_launch(wrap, a, b):
     return c
 
 
+@ensure_contiguous
 def swiglu_backward(wrap, a, b, dc):
     dc = dc.contiguous()
     n_rows, n_cols = dc.shape
@@ -217,6 +238,7 @@ SWIGLU = KernelSpec(
 )
 
 
+@ensure_contiguous
 def geglu_launch(wrap, a, b):
     a, b = a.contiguous(), b.contiguous()
     n_rows, n_cols = a.shape
@@ -228,6 +250,7 @@ def geglu_launch(wrap, a, b):
     return c
 
 
+@ensure_contiguous
 def geglu_backward(wrap, a, b, dc):
     dc = dc.contiguous()
     n_rows, n_cols = dc.shape
@@ -260,6 +283,7 @@ GEGLU = KernelSpec(
 
 # ---- Softmax: liger_kernel/ops/softmax.py, the single-block path Liger takes for rows of up to 65536 columns ----
 
+@ensure_contiguous
 def softmax_launch(wrap, x):
     x = x.contiguous()
     n_rows, n_cols = x.shape
@@ -270,6 +294,7 @@ def softmax_launch(wrap, x):
     return y
 
 
+@ensure_contiguous
 def softmax_backward(wrap, y, dy):
     dy = dy.contiguous()
     n_rows, n_cols = dy.shape
@@ -300,6 +325,7 @@ SOFTMAX = KernelSpec(
 
 # ---- ReLU²: liger_kernel/ops/relu_squared.py (the README's example) ----
 
+@ensure_contiguous
 def relu_squared_launch(wrap, x):
     x, y = x.contiguous(), torch.empty_like(x)
     wrap(_relu_squared_forward_kernel)[(x.shape[0],)](
@@ -307,6 +333,7 @@ def relu_squared_launch(wrap, x):
     return y
 
 
+@ensure_contiguous
 def relu_squared_backward(wrap, x, dy):
     dy, dx = dy.contiguous(), torch.empty_like(x)
     wrap(_relu_squared_backward_kernel)[(x.shape[0],)](
@@ -334,6 +361,7 @@ RELU_SQUARED = KernelSpec(
 
 # ---- DyT: liger_kernel/ops/dyt.py liger_dyt_fwd / liger_dyt_bwd: autotuned, reset_to_zero, libdevice tanh ----
 
+@ensure_contiguous
 def dyt_launch(wrap, x, alpha, gamma, beta):
     x = x.contiguous()
     rows, columns = x.shape
@@ -343,6 +371,7 @@ def dyt_launch(wrap, x, alpha, gamma, beta):
     return y
 
 
+@ensure_contiguous
 def dyt_backward(wrap, x, alpha, gamma, dy):
     dy = dy.contiguous()
     rows, columns = x.shape
