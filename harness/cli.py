@@ -66,7 +66,8 @@ def command_run(args: argparse.Namespace) -> int:
         return code
     try:
         results = read_results(output)
-        expected, baseline_path = _baseline_for(results.environment, args.baseline_dir)
+        expected, baseline_path = (_baseline_from_results(Path(args.baseline_results)) if args.baseline_results
+                                   else _baseline_for(results.environment, args.baseline_dir))
         if expected is not None and args.confirm > 0:
             results = _confirm(args, results, expected, tier, output) or results
     except ResultsFileError as exc:
@@ -142,6 +143,14 @@ def _baseline_for(environment: dict[str, Any], directory: str | None) -> tuple[d
         return load_baseline(path.parent, environment), path
     except BaselineError as exc:
         raise CliError(str(exc)) from None
+
+
+def _baseline_from_results(path: Path) -> tuple[dict[str, str], Path]:
+    """Expected outcomes from an earlier results file (--baseline-results); bad input is a CliError."""
+    if not path.is_file():
+        raise CliError(f"{path}: --baseline-results names no file")
+    with cli_errors(ResultsFileError):
+        return {cell_id: cell.outcome for cell_id, cell in final_cells(read_results(path)).items()}, path
 
 
 def _confirm(args: argparse.Namespace, results: Any, expected: dict[str, str], tier: str, output: Path) -> Any:

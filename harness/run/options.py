@@ -92,6 +92,9 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               "--durations-from or the published results), reversed (that order backwards), or a number (shuffled with "
               "that seed); with -n 1 it is the order within the one worker (`harness order-check` compares two)",
               {"default": "longest-first", "metavar": "ORDER"}, _matrix("order")),
+    RunOption("baseline_results", ("--baseline-results",), "take the expected outcomes from this earlier results file "
+              "instead of the baselines folder (a kernel library's committed results): its changed cells are confirmed "
+              "and only confirmed regressions fail the run", {"default": None, "metavar": "RESULTS.jsonl"}),
     RunOption("baseline_dir", ("--baseline-dir",), "where baselines (<torch>-<triton>-<tier>.json) live; 'none' to "
               "ignore them", {"default": None, "metavar": "DIR"}, _matrix("baseline-dir")),
 )

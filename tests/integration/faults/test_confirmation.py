@@ -48,7 +48,9 @@ def baseline_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_transient_fault_is_flaky_and_does_not_fail_the_run(baseline_dir: Path, tmp_path: Path) -> None:
-    run = _run(tmp_path, "faults", "transient", "transient_add", "--baseline-dir", str(baseline_dir))
+    """As a kernel library's CI asks it: the expected outcomes are its committed results file (--baseline-results)."""
+    clean = baseline_dir.parent / "clean.jsonl"
+    run = _run(tmp_path, "faults", "transient", "transient_add", "--baseline-results", str(clean))
     assert run.returncode == 0, run.stdout + run.stderr
     assert "0 regressions" in run.stdout and "1 flaky" in run.stdout
     cell = final_cells(read_results(tmp_path / "transient.jsonl"))[TRANSIENT]
