@@ -14,8 +14,9 @@ import importlib.util
 import pytest
 
 from harness.domain.registry import KernelSourceError, load_specs
-from harness.run.cell import CellRequest, run_inline
+from harness.run.cell import CellRequest
 from harness.run.environment import resolve_tier
+from harness.run.isolation import run_inline
 from kernels import BUILTIN_MODULES
 from kernels.ecosystem._requires import LibraryMissing, require
 
