@@ -26,7 +26,7 @@ from harness.domain.cell_outcome import failure_verdict
 from harness.domain.evidence import error_type, most_specific_line
 from harness.domain.fresh_run import FreshRun
 from harness.domain.interpreter import enable_autotune_on_interpreter
-from harness.domain.machine import device_capability
+from harness.domain.machine import device_capability, provided
 from harness.domain.pipelines.common import CellContext, StageFailure, staged
 from harness.domain.pipelines.requirements import skip_reason
 from harness.domain.spec import KernelSpec
@@ -73,7 +73,7 @@ def run_repro(spec: KernelSpec, style: str, pipeline: str, tier: str, builder: B
             raise SkipCell(reason)
         with staged("build"):
             built = build_with(spec, style, builder)
-        with tempfile.TemporaryDirectory(prefix="repro-") as workdir:  # what the pipeline saves: packages, programs
+        with tempfile.TemporaryDirectory(prefix="repro-") as workdir, provided(spec.requires, tier):  # as the harness
             runner(CellContext(spec=spec, built=built, device=device, tier=tier, seed=seed, workdir=Path(workdir),
                                fresh_python=fresh_python_of(script)))
     except SkipCell as skip:

@@ -101,11 +101,11 @@ def test_s(g, i):
 """
 STRESS_CONFTEST = """
 import pytest
-from harness.plugin.xdist_hooks import _restart_safe_loadgroup
+from harness.plugin.xdist_scheduler import restart_safe_loadgroup
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    return _restart_safe_loadgroup(config, log)
+    return restart_safe_loadgroup(config, log)
 """
 
 

@@ -193,7 +193,7 @@ def test_the_controller_names_the_stand_in_as_each_workers_python_and_falls_back
     monkeypatch.setattr(xdist_hooks, "loader_dir", lambda config: tmp_path)
     option = SimpleNamespace(matrix_tier="cpu", matrix_worker_start="zygote", tx=["popen", "popen"])
     config = SimpleNamespace(option=option)
-    monkeypatch.setattr(loader_zygote, "ensure_started", lambda directory, owner, tier: 1)
+    monkeypatch.setattr(xdist_hooks, "ensure_started", lambda directory, owner, tier: 1)
     xdist_hooks._start_workers_from_zygote(config)
     assert len(option.tx) == 2 and all(spec.startswith("popen//python=") and "zygote_python.py" in spec
                                        and str(tmp_path) in spec for spec in option.tx)
@@ -202,7 +202,7 @@ def test_the_controller_names_the_stand_in_as_each_workers_python_and_falls_back
         raise loader_zygote.ZygoteUnavailable("the loader zygote did not start (exit 1): boom")
 
     option.tx = ["popen"]
-    monkeypatch.setattr(loader_zygote, "ensure_started", cannot_start)
+    monkeypatch.setattr(xdist_hooks, "ensure_started", cannot_start)
     xdist_hooks._start_workers_from_zygote(config)
     assert option.tx == ["popen"] and option.matrix_worker_start == "spawn"
 
