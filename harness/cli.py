@@ -28,6 +28,7 @@ from harness.run.environment import describe, environment_tag
 from harness.run.isolation import run_isolated
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR, add_cli_options, pytest_arguments
+from harness.run.order import OrderError, parse_order
 from harness.run.plan import command_line, interrupted_message, plan_run
 from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
 from harness.run.subsets import describe_default
@@ -46,7 +47,6 @@ def _add_run_parser(subparsers: Any) -> None:
 
 def command_run(args: argparse.Namespace) -> int:
     """Plan, run the cells through pytest, confirm what changed against the baseline, then say what regressed."""
-
     plan, tier, workers = _plan_run(args)
     output = plan.output
     summary = Path(args.summary) if args.summary else output.with_suffix(".md")
@@ -55,8 +55,7 @@ def command_run(args: argparse.Namespace) -> int:
         print(describe_default(tier))
     if args.kernels_from and not args.kernel and not args.with_catalogue:
         print(f"kernels: the {len({cell.kernel for cell in plan.asked})} of {', '.join(args.kernels_from)}; the built-in "
-              "catalogue joins with "
-              "--with-catalogue, or by name with -k")
+              "catalogue joins with --with-catalogue, or by name with -k")
     print(f"{len(plan.to_run)} cells, {workers} worker(s), isolation {args.isolation}, tier {tier}")
     if not plan.to_run and not plan.resume:
         print(f"shard {plan.shard}: no cells in this shard of the selection; nothing to run, nothing written")
@@ -91,6 +90,8 @@ def _plan_run(args: argparse.Namespace) -> tuple[Any, str, int]:
         styles = chosen_styles(args.style, args.all, tier)
         pipelines = chosen_pipelines(args.pipeline, args.all, tier)
         workers = resolve_worker_count(str(args.workers), tier)
+    with cli_errors(OrderError):
+        parse_order(args.order)
     if args.confirm < 0:
         raise CliError(f"--confirm {args.confirm}: expected the number of new runs per changed cell, 0 or more")
     if not MATRIX_DIR.is_dir():
