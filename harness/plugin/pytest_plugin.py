@@ -112,7 +112,7 @@ def matrix_run(request: pytest.FixtureRequest) -> Any:
 
 def _request(state: MatrixState, cell: Cell) -> Any:
     return CellRequest(cell.kernel, cell.style, cell.pipeline, state.tier, kernels_from=state.kernels_from, worker=state.worker,
-                       cold_cache=state.cold_cache)
+                       cold_cache=state.cold_cache, share_artifacts=state.share_artifacts)
 
 
 def run_cell(state: MatrixState, cell: Cell) -> CellResult:

@@ -54,6 +54,7 @@ class MatrixState:
         self.isolation: str = option.matrix_isolation
         self._point_at_loader()
         self.cold_cache: bool = option.matrix_cold_cache
+        self.share_artifacts: bool = not option.matrix_no_shared_artifacts and not self.cold_cache
         self.gpu = os.environ.get("CUDA_VISIBLE_DEVICES") if getattr(config, "workerinput", {}).get("tcm_gpu") else None
         self.timeout_s: float = option.matrix_timeout or DEFAULT_TIMEOUT_S[self.tier]
         self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
@@ -99,7 +100,9 @@ class MatrixState:
         option = self.config.option
         options = {"shard": str(self.shard) if self.shard else None, "durations_from": option.matrix_durations_from,
                    "repeat": self.repeat if self.repeat > 1 else None,
-                   "order": self.order if self.order != "longest-first" else None}
+                   "order": self.order if self.order != "longest-first" else None,
+                   "artifacts": "shared in each worker by program fingerprint" if self.share_artifacts
+                   else "built by every cell"}
         return {key: value for key, value in options.items() if value is not None}
 
     def _private_caches(self) -> None:

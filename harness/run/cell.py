@@ -33,6 +33,7 @@ class CellRequest:
     seed: int = 0
     worker: str = "main"
     cold_cache: bool = False  # empty Inductor and Triton caches for this cell alone (--cold-cache)
+    share_artifacts: bool = True  # may load a package or saved program the worker built from the same program
 
     @property
     def id(self) -> str:
@@ -54,12 +55,14 @@ CACHE_VARIABLES = (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR",
 
 
 def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[..., Any],
-                 stage_marker: Callable[[str], None] | None = None) -> CellResult:
+                 stage_marker: Callable[[str], None] | None = None, artifacts: Any = None) -> CellResult:
     """Never raises for what the cell did: every exception becomes an outcome with its stage and evidence.
 
     `fresh_python` (harness.run.fresh_python.run_fresh_python, given by the caller) makes the fresh Python a
     pipeline may ask for; this module does not import it, so that the zygote and the isolation modules that
-    import this one are not imported back."""
+    import this one are not imported back. `artifacts` is the worker's ArtifactStore
+    (harness.domain.pipelines.artifacts), given only where cells share a process; a cell with a cold cache or with
+    `share_artifacts` off builds its own."""
     if request.cold_cache:  # before anything compiles; the caller's environment is restored after the cell
         for variable, name in CACHE_VARIABLES:
             os.environ[variable] = str(workdir / "cold-cache" / name)
@@ -81,6 +84,7 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
     stage_seconds: dict[str, float] = {}  # filled by `staged`; says where a cell's time went (detail.stage_s)
     judged: dict[str, str] = {}  # filled by the value checks: which tolerance rule judged each value (detail.tolerance)
     spec = None
+    context = None
     try:
         spec = load_specs(request.kernels_from)[request.kernel]
         reason = skip_reason(spec, request.pipeline, request.tier, device_capability(request.tier) if spec.requires else None)
@@ -93,7 +97,8 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
         stage_seconds["build"] = round(time.perf_counter() - started, 3)
         context = CellContext(spec=spec, built=built, device=device, tier=request.tier, workdir=workdir,
                               seed=request.seed, stage_marker=stage_marker, stage_seconds=stage_seconds, judged=judged,
-                              fresh_python=partial(fresh_python, tier=request.tier))
+                              fresh_python=partial(fresh_python, tier=request.tier), cell=request.id,
+                              artifacts=artifacts if request.share_artifacts and not request.cold_cache else None)
         with provided(spec.requires, request.tier):  # what the spec requires the harness to set up (an allocator)
             detail = RUNNERS[request.pipeline](context)
         result = result_for(request, "pass", detail=detail)
@@ -113,6 +118,8 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
     result.duration_s = round(time.perf_counter() - started, 3)
     if stage_seconds:
         result.detail["stage_s"] = stage_seconds
+    if context is not None and context.reused:  # which cell built the package or saved file this cell loaded
+        result.detail["reused"] = context.reused
     if judged:
         result.detail["tolerance"] = judged
     return result

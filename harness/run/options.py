@@ -76,6 +76,10 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               {"type": float, "default": None, "metavar": "SECONDS"}, _matrix("timeout"), in_bench=True),
     RunOption("cold_cache", ("--cold-cache",), "every cell gets empty Inductor and Triton caches",
               {"action": "store_true"}, _matrix("cold-cache"), in_bench=True),
+    RunOption("no_shared_artifacts", ("--no-shared-artifacts",), "every cell builds its own AOTInductor package and "
+              "saved program (by default a worker builds one per exported program and the aoti and round-trip cells "
+              "that export the same program load it)", {"action": "store_true"}, _matrix("no-shared-artifacts"),
+              in_bench=True),
     RunOption("shard", ("--shard",), "run only shard I of N (a kernel's pipeline group stays in one shard)",
               {"default": None, "metavar": "I/N"}, _matrix("shard"), in_bench=True),
     RunOption("durations_from", ("--durations-from",), "balance --shard, and start the longest cell groups first, by "

@@ -60,6 +60,11 @@ def chosen_styles(asked: Iterable[str], every: bool, tier: str) -> list[str]:
     return list(STYLES + CALL_SITE_STYLES) if every else list(default_styles(tier))
 
 
+# pipelines that can load one another's artifact -> the name of their shared group
+ARTIFACT_FAMILY = {"aoti": "aoti*", "aoti_strict": "aoti*", "aoti_fresh_process": "aoti*",
+                   "export_roundtrip": "export_roundtrip*", "export_roundtrip_bare": "export_roundtrip*"}
+
+
 @dataclass(frozen=True)
 class Cell:
     kernel: str
@@ -72,8 +77,10 @@ class Cell:
 
     @property
     def group(self) -> str:
-        """Cells of one kernel and pipeline share a group, so the control runs before the styles it judges."""
-        return f"{self.kernel}/{self.pipeline}"
+        """Cells of one kernel and pipeline share a group, so the control runs before the styles it judges; the
+        pipelines that build the same artifact share one, so that one worker builds it once
+        (harness.domain.pipelines.artifacts)."""
+        return f"{self.kernel}/{ARTIFACT_FAMILY.get(self.pipeline, self.pipeline)}"
 
 
 def select_cells(kernels: list[str], styles: list[str], pipelines: list[str]) -> list[Cell]:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from harness.atomic import write_text_atomic
+from harness.domain.artifact_store import ArtifactStore
 from harness.results import CellResult
 from harness.run import global_state
 from harness.run.cell import CellRequest, execute_cell, result_for
@@ -50,6 +51,7 @@ class _Slot:
     directory: Path | None = None
     log: IO[str] | None = None
     retire_reason: str | None = None
+    artifacts: ArtifactStore | None = None  # the packages and saved programs this worker built, for its later cells
 
 
 _slot = _Slot()
@@ -80,8 +82,11 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     state_before = global_state.snapshot()
     faulthandler.dump_traceback_later(timeout_s, exit=True, file=log)
     workdir = Path(tempfile.mkdtemp(prefix="cell-", dir=directory))  # inside the run's folder: gone with it, even after a crash
+    if _slot.artifacts is None:
+        _slot.artifacts = ArtifactStore(directory / "artifacts")
     try:
-        result = execute_cell(request, workdir, run_fresh_python, stage_marker=_stage_marker(directory / STAGE))
+        result = execute_cell(request, workdir, run_fresh_python, stage_marker=_stage_marker(directory / STAGE),
+                              artifacts=_slot.artifacts)
     finally:
         faulthandler.cancel_dump_traceback_later()
         os.environ.clear()

@@ -52,3 +52,11 @@ def test_without_kernels_from_every_loaded_kernel_is_asked():
     assert chosen_kernels([], SPECS, []) == list(SPECS)
     with pytest.raises(SelectionError, match="unknown kernel 'nope'"):
         chosen_kernels(["nope"], SPECS, ["lib.py"])
+
+
+def test_the_pipelines_that_share_an_artifact_share_a_group_and_each_control_still_comes_first_in_its_pipeline():
+    cells = select_cells(["add"], ["raw", "native"], ["aoti_fresh_process", "aoti", "eager", "export_roundtrip_bare"])
+    assert {c.group for c in cells if c.pipeline.startswith("aoti")} == {"add/aoti*"}
+    assert {c.group for c in cells if c.pipeline.startswith("export")} == {"add/export_roundtrip*"}
+    assert [c.id for c in cells if c.group == "add/aoti*"] == [
+        "add/native/aoti", "add/raw/aoti", "add/native/aoti_fresh_process", "add/raw/aoti_fresh_process"]

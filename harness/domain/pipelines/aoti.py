@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from harness.domain.pipelines.aoti_loader import read_report
+from harness.domain.pipelines.artifacts import fetch_or_build
 from harness.domain.pipelines.common import CellContext, check_result, expected_result, staged
 from harness.domain.pipelines.export import export_program
 from harness.domain.styles import SkipCell
@@ -20,14 +21,20 @@ class FreshProcessFailed(RuntimeError):
 
 
 def package(context: CellContext, args: tuple[Any, ...], strict: bool) -> Path:
+    """Export, then the package of that program: built here, or the worker's own build of the same program
+    (harness.domain.pipelines.artifacts: the fingerprint covers the program and the arguments)."""
     inductor = torch._inductor
     if not hasattr(inductor, "aoti_compile_and_package") or not hasattr(inductor, "aoti_load_package"):
         raise SkipCell(f"torch {torch.__version__} has no aoti_compile_and_package/aoti_load_package")
     program = export_program(context, args, strict=strict)
-    path = context.workdir / "cell.pt2"
-    with staged("compile", context):
-        inductor.aoti_compile_and_package(program, package_path=str(path))
-    return path
+
+    def build() -> Path:
+        path = context.workdir / "cell.pt2"
+        with staged("compile", context):
+            inductor.aoti_compile_and_package(program, package_path=str(path))
+        return path
+
+    return fetch_or_build(context, "aoti-package", program, args, build)
 
 
 def run_in_process(context: CellContext, strict: bool) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from harness.domain.artifact_store import ArtifactStore
 from harness.domain.checking import assert_close
 from harness.domain.fresh_run import FreshRun
 from harness.domain.spec import KernelSpec
@@ -46,6 +47,10 @@ class CellContext:
     # timeout_s) -> a record with returncode, output and how; given by the run layer (harness.run.fresh_python).
     fresh_python: Callable[[str, list[str], Path, float], Any] | None = None
     judged: dict[str, str] = field(default_factory=dict)  # checked value -> the tolerance rule that judged it
+    # The worker's store of packages and saved programs (harness.domain.pipelines.artifacts); None: build every one.
+    artifacts: ArtifactStore | None = None
+    cell: str = ""  # the cell's id, which an artifact it builds is credited to
+    reused: dict[str, str] = field(default_factory=dict)  # artifact kind -> the cell that built the one this cell loaded
 
     def assert_close(self, actual: Any, expected: Any, exact: Any | None, what: str = "output",
                      inputs_numel: int = 0) -> None:

@@ -25,6 +25,7 @@ import torch
 
 from harness.domain.evidence import error_type, first_line
 from harness.domain.pipelines.aoti import FRESH_PROCESS_TIMEOUT_S, FreshProcessFailed
+from harness.domain.pipelines.artifacts import fetch_or_build
 from harness.domain.pipelines.common import CellContext, StageFailure, check_result, expected_result, staged
 from harness.domain.pipelines.export import export_program
 from harness.domain.pipelines.export_loader import read_report
@@ -141,14 +142,19 @@ def run_roundtrip(context: CellContext, consumer_imports: bool) -> dict[str, Any
     operators, higher_order = program_operators(program)
     paths = {name: context.workdir / f"roundtrip-{name}" for name in ("program.pt2", "inputs.pt", "outputs.pt",
                                                                       "report.json", "job.json", "log.txt")}
-    with roundtrip_stage("save", context):
-        torch.export.save(program, str(paths["program.pt2"]))
+
+    def save() -> Path:
+        with roundtrip_stage("save", context):
+            torch.export.save(program, str(paths["program.pt2"]))
+        return paths["program.pt2"]
+
+    saved_file = fetch_or_build(context, "saved-program", program, args, save)
     torch.save(list(args), paths["inputs.pt"])
     expected = expected_result(context, args)
     source = consumer_source(context)
     consumer_import = {"source": source, "kernel": context.spec.name, "style": context.built.rebuild_as} \
         if consumer_imports else None
-    job = {"program": str(paths["program.pt2"]), "inputs": str(paths["inputs.pt"]), "outputs": str(paths["outputs.pt"]),
+    job = {"program": str(saved_file), "inputs": str(paths["inputs.pt"]), "outputs": str(paths["outputs.pt"]),
            "report": str(paths["report.json"]), "consumer_import": consumer_import, "operators": operators,
            "watched_modules": watched_modules(context)}
     paths["job.json"].write_text(json.dumps(job))
@@ -168,7 +174,7 @@ def run_roundtrip(context: CellContext, consumer_imports: bool) -> dict[str, Any
     output = output[0] if context.spec.num_outputs <= 1 and len(output) == 1 else tuple(output)
     with roundtrip_stage("check", context):
         check_result(context, output, args, expected)
-    return {**how_exported, "program_bytes": paths["program.pt2"].stat().st_size,
+    return {**how_exported, "program_bytes": saved_file.stat().st_size,
             "program_operators": operators, "program_higher_order_ops": higher_order,
             "consumer_imports": source if consumer_imports else None,
             "fresh_process": fresh_process_detail(report, fresh.how)}
