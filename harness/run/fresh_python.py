@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 from harness.domain.fresh_run import FreshRun
-from harness.run.fresh_slots import fresh_slot
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
 
 
@@ -22,11 +21,6 @@ def run_fresh_python(module: str, argv: list[str], log: Path, timeout_s: float, 
     """`python -m MODULE ARGV` (MODULE's `main(argv)`) in a process that never imported a kernel module.
 
     Raises subprocess.TimeoutExpired past `timeout_s`, whichever way it ran."""
-    with fresh_slot(slots=None if tier == "gpu" else 0):  # on the GPU a few at a time: each makes a CUDA context
-        return _run_fresh_python(module, argv, log, timeout_s, tier)
-
-
-def _run_fresh_python(module: str, argv: list[str], log: Path, timeout_s: float, tier: str) -> FreshRun:
     directory, owner = os.environ.get(LOADER_DIR_VARIABLE), os.environ.get(LOADER_OWNER_VARIABLE)
     command = [sys.executable, "-m", module, *argv]
     if not directory or not owner:
