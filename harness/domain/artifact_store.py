@@ -31,7 +31,8 @@ class Fetched:
 
 
 class ArtifactStore:
-    """One worker's artifacts, by fingerprint; a file is moved in from the building cell's folder."""
+    """One worker's artifacts, by fingerprint; a build is copied in from the building cell's folder, which goes
+    with the cell."""
 
     def __init__(self, directory: Path, keep: int = KEEP) -> None:
         self.directory = directory

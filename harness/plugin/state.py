@@ -101,8 +101,8 @@ class MatrixState:
         options = {"shard": str(self.shard) if self.shard else None, "durations_from": option.matrix_durations_from,
                    "repeat": self.repeat if self.repeat > 1 else None,
                    "order": self.order if self.order != "longest-first" else None,
-                   "artifacts": "shared in each worker by program fingerprint" if self.share_artifacts
-                   else "built by every cell"}
+                   "artifacts": "shared in each worker by program fingerprint"
+                   if self.share_artifacts and self.isolation == "worker" else "built by every cell"}
         return {key: value for key, value in options.items() if value is not None}
 
     def _private_caches(self) -> None:

@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from harness.domain.artifact_store import ArtifactStore
 from harness.domain.evidence import error_type, full_traceback, graph_break, most_specific_line
 from harness.domain.machine import device_capability, provided
 from harness.domain.user_code import in_user_code
@@ -55,13 +56,13 @@ CACHE_VARIABLES = (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR",
 
 
 def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[..., Any],
-                 stage_marker: Callable[[str], None] | None = None, artifacts: Any = None) -> CellResult:
+                 stage_marker: Callable[[str], None] | None = None, artifacts: ArtifactStore | None = None) -> CellResult:
     """Never raises for what the cell did: every exception becomes an outcome with its stage and evidence.
 
     `fresh_python` (harness.run.fresh_python.run_fresh_python, given by the caller) makes the fresh Python a
     pipeline may ask for; this module does not import it, so that the zygote and the isolation modules that
-    import this one are not imported back. `artifacts` is the worker's ArtifactStore
-    (harness.domain.pipelines.artifacts), given only where cells share a process; a cell with a cold cache or with
+    import this one are not imported back. `artifacts` is the worker's store of packages and saved programs
+    (harness.domain.artifact_store), given only where cells share a process; a cell with a cold cache or with
     `share_artifacts` off builds its own."""
     if request.cold_cache:  # before anything compiles; the caller's environment is restored after the cell
         for variable, name in CACHE_VARIABLES:
@@ -72,7 +73,7 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
     disable_graph_caches()  # before anything compiles: no graph cache entry of an earlier cell is reused
 
     from harness.domain.cell_outcome import failure_verdict  # deferred: imports torch, after enter_tier
-    from harness.domain.pipelines import RUNNERS  # deferred: imports torch, after enter_tier
+    from harness.domain.pipelines import RUNNERS, artifact_fetcher  # deferred: imports torch, after enter_tier
     from harness.domain.pipelines.common import CellContext, StageFailure, staged  # deferred: imports torch, after enter_tier
     from harness.domain.pipelines.requirements import skip_reason  # deferred: imports torch, after enter_tier
     from harness.domain.registry import load_specs  # deferred: imports torch, after enter_tier
@@ -97,8 +98,9 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
         stage_seconds["build"] = round(time.perf_counter() - started, 3)
         context = CellContext(spec=spec, built=built, device=device, tier=request.tier, workdir=workdir,
                               seed=request.seed, stage_marker=stage_marker, stage_seconds=stage_seconds, judged=judged,
-                              fresh_python=partial(fresh_python, tier=request.tier), cell=request.id,
-                              artifacts=artifacts if request.share_artifacts and not request.cold_cache else None)
+                              fresh_python=partial(fresh_python, tier=request.tier))
+        if artifacts is not None and request.share_artifacts and not request.cold_cache:
+            context.fetch_artifact = artifact_fetcher(artifacts, request.id, context.reused)
         with provided(spec.requires, request.tier):  # what the spec requires the harness to set up (an allocator)
             detail = RUNNERS[request.pipeline](context)
         result = result_for(request, "pass", detail=detail)

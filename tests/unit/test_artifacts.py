@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from harness.domain.artifact_store import ArtifactStore
-from harness.domain.pipelines.artifacts import fetch_or_build, program_fingerprint
+from harness.domain.pipelines.artifacts import artifact_fetcher, program_fingerprint
+from harness.domain.pipelines.common import built_artifact
 
 
 class Scaled(torch.nn.Module):
@@ -50,8 +51,15 @@ def test_what_a_build_reads_changes_the_fingerprint(change):
 
 
 class Context:
+    """What built_artifact reads of a CellContext; the run gives the fetcher where cells share a worker."""
+
     def __init__(self, store, cell):
-        self.artifacts, self.cell, self.reused = store, cell, {}
+        self.reused = {}
+        self.fetch_artifact = artifact_fetcher(store, cell, self.reused) if store is not None else None
+
+
+def fetch_or_build(context, kind, program, args, build):
+    return built_artifact(context, kind, program, args, build)
 
 
 def builder(folder: Path, log: list[str], fail: bool = False):

@@ -9,8 +9,11 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.domain.pipelines import aoti, compile, eager, export, export_roundtrip, subsystems
+from harness.domain.pipelines.artifacts import artifact_fetcher
 from harness.domain.pipelines.common import CellContext
 from harness.vocab import PIPELINES
+
+__all__ = ["RUNNERS", "PipelineRunner", "artifact_fetcher"]
 
 PipelineRunner = Callable[[CellContext], dict[str, Any]]
 

@@ -8,8 +8,7 @@ from typing import Any
 import torch
 
 from harness.domain.pipelines.aoti_loader import read_report
-from harness.domain.pipelines.artifacts import fetch_or_build
-from harness.domain.pipelines.common import CellContext, check_result, expected_result, staged
+from harness.domain.pipelines.common import CellContext, built_artifact, check_result, expected_result, staged
 from harness.domain.pipelines.export import export_program
 from harness.domain.styles import SkipCell
 
@@ -34,7 +33,7 @@ def package(context: CellContext, args: tuple[Any, ...], strict: bool) -> Path:
             inductor.aoti_compile_and_package(program, package_path=str(path))
         return path
 
-    return fetch_or_build(context, "aoti-package", program, args, build)
+    return built_artifact(context, "aoti-package", program, args, build)
 
 
 def run_in_process(context: CellContext, strict: bool) -> dict[str, Any]:

@@ -23,18 +23,22 @@ import torch
 
 from harness.domain.artifact_store import ArtifactStore, Fetched
 
+ArtifactFetcher = Callable[[str, Any, Iterable[Any], Callable[[], Path]], Path]
 
-def fetch_or_build(context: Any, kind: str, program: Any, args: Iterable[Any], build: Callable[[], Path]) -> Path:
-    """The artifact's path: `build()` when the cell has no store (a process per cell, a repro,
-    --no-shared-artifacts, --cold-cache), else through the worker's store; a reused one is named in
-    `context.reused` (the cell's `detail.reused`, whatever its outcome)."""
-    store: ArtifactStore | None = context.artifacts
-    if store is None:
-        return build()
-    fetched: Fetched = store.fetch(program_fingerprint(kind, program, args), context.cell, build)
-    if fetched.reused_from:
-        context.reused[kind] = fetched.reused_from
-    return fetched.path
+
+def artifact_fetcher(store: ArtifactStore, cell: str, reused: dict[str, str]) -> ArtifactFetcher:
+    """What the run gives a cell as `CellContext.fetch_artifact`: the worker's artifact for the fingerprint of
+    (kind, program, arguments), else `build()`'s, kept; a reused one is named in `reused` (the cell's
+    `detail.reused`, whatever its outcome). A cell without one (a process per cell, a repro,
+    --no-shared-artifacts, --cold-cache) builds every artifact itself."""
+
+    def fetch(kind: str, program: Any, args: Iterable[Any], build: Callable[[], Path]) -> Path:
+        fetched: Fetched = store.fetch(program_fingerprint(kind, program, args), cell, build)
+        if fetched.reused_from:
+            reused[kind] = fetched.reused_from
+        return fetched.path
+
+    return fetch
 
 
 KERNEL_INDEX = re.compile(r"\b(kernel_idx|constant_args_idx) = (\d+)")

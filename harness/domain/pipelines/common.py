@@ -11,7 +11,6 @@ from typing import Any
 
 import torch
 
-from harness.domain.artifact_store import ArtifactStore
 from harness.domain.checking import assert_close
 from harness.domain.fresh_run import FreshRun
 from harness.domain.spec import KernelSpec
@@ -47,9 +46,9 @@ class CellContext:
     # timeout_s) -> a record with returncode, output and how; given by the run layer (harness.run.fresh_python).
     fresh_python: Callable[[str, list[str], Path, float], Any] | None = None
     judged: dict[str, str] = field(default_factory=dict)  # checked value -> the tolerance rule that judged it
-    # The worker's store of packages and saved programs (harness.domain.pipelines.artifacts); None: build every one.
-    artifacts: ArtifactStore | None = None
-    cell: str = ""  # the cell's id, which an artifact it builds is credited to
+    # (kind, program, args, build) -> the path of the worker's artifact built from the same program, else build()'s;
+    # given by the run where cells share a worker (harness.domain.pipelines.artifacts); None: build every one.
+    fetch_artifact: Callable[[str, Any, Any, Callable[[], Path]], Path] | None = None
     reused: dict[str, str] = field(default_factory=dict)  # artifact kind -> the cell that built the one this cell loaded
 
     def assert_close(self, actual: Any, expected: Any, exact: Any | None, what: str = "output",
@@ -188,3 +187,11 @@ def check_result(context: CellContext, output: Any, args: tuple[Any, ...], expec
         if context.spec.mutates_args:
             context.assert_close(mutated_args(context, args), expected.mutations, expected.exact_mutations,
                                  what="mutated arguments", inputs_numel=expected.inputs_numel)
+
+
+def built_artifact(context: CellContext, kind: str, program: Any, args: Any, build: Callable[[], Path]) -> Path:
+    """The package or saved file of this program: the worker's own build of the same program where the run shares
+    them, else `build()` (harness.domain.pipelines.artifacts)."""
+    if context.fetch_artifact is None:
+        return build()
+    return context.fetch_artifact(kind, program, args, build)

@@ -25,8 +25,7 @@ import torch
 
 from harness.domain.evidence import error_type, first_line
 from harness.domain.pipelines.aoti import FRESH_PROCESS_TIMEOUT_S, FreshProcessFailed
-from harness.domain.pipelines.artifacts import fetch_or_build
-from harness.domain.pipelines.common import CellContext, StageFailure, check_result, expected_result, staged
+from harness.domain.pipelines.common import CellContext, StageFailure, built_artifact, check_result, expected_result, staged
 from harness.domain.pipelines.export import export_program
 from harness.domain.pipelines.export_loader import read_report
 from harness.domain.styles import SkipCell
@@ -148,7 +147,7 @@ def run_roundtrip(context: CellContext, consumer_imports: bool) -> dict[str, Any
             torch.export.save(program, str(paths["program.pt2"]))
         return paths["program.pt2"]
 
-    saved_file = fetch_or_build(context, "saved-program", program, args, save)
+    saved_file = built_artifact(context, "saved-program", program, args, save)
     torch.save(list(args), paths["inputs.pt"])
     expected = expected_result(context, args)
     source = consumer_source(context)
