@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-EVERY_SHARING_PIPELINE = "aoti,aoti_strict,aoti_fresh_process,export_roundtrip,export_roundtrip_bare"
+ROUND_TRIPS = "export_roundtrip,export_roundtrip_bare"
 
 
 def _run(tmp_path: Path, name: str, pipelines: str, *extra: str) -> dict[str, dict]:
@@ -25,26 +25,28 @@ def _run(tmp_path: Path, name: str, pipelines: str, *extra: str) -> dict[str, di
 
 
 @pytest.mark.slow
-def test_one_build_per_program_in_either_order_and_the_outcomes_do_not_depend_on_which_cell_built(tmp_path):
-    forward = _run(tmp_path, "forward", EVERY_SHARING_PIPELINE)
-    backward = _run(tmp_path, "reversed", EVERY_SHARING_PIPELINE, "--order", "reversed")
-    assert {cell: r["outcome"] for cell, r in forward.items()} == {cell: r["outcome"] for cell, r in backward.items()}
-    assert {cell: r.get("error") for cell, r in forward.items()} == {cell: r.get("error") for cell, r in backward.items()}
-    for style in ("custom_op",):
-        packages = {p: forward[f"add/{style}/{p}"]["detail"].get("reused") for p in ("aoti", "aoti_strict",
-                                                                                   "aoti_fresh_process")}
-        assert packages == {"aoti": None, "aoti_strict": {"aoti-package": f"add/{style}/aoti"},
-                            "aoti_fresh_process": {"aoti-package": f"add/{style}/aoti"}}
-        # reversed, the last pipeline builds and the others load its package: a failing cell says so too
-        assert backward[f"add/{style}/aoti"]["detail"]["reused"] == {"aoti-package": f"add/{style}/aoti_fresh_process"}
-        assert forward[f"add/{style}/export_roundtrip_bare"]["detail"]["reused"] == {
-            "saved-program": f"add/{style}/export_roundtrip"}
-    assert forward["add/custom_op/aoti_fresh_process"]["outcome"] == "fail"  # the fresh process lacks the operator
-    assert "stage_s" in forward["add/custom_op/aoti"]["detail"] and \
-        "compile" not in forward["add/custom_op/aoti_strict"]["detail"]["stage_s"]  # loaded, not built
+def test_the_three_aoti_pipelines_build_one_package_and_a_failing_cell_names_the_build_it_loaded(tmp_path):
+    records = _run(tmp_path, "aoti", "aoti,aoti_strict,aoti_fresh_process")
+    assert {p: records[f"add/custom_op/{p}"]["detail"].get("reused") for p in ("aoti", "aoti_strict",
+                                                                             "aoti_fresh_process")} == {
+        "aoti": None, "aoti_strict": {"aoti-package": "add/custom_op/aoti"},
+        "aoti_fresh_process": {"aoti-package": "add/custom_op/aoti"}}
+    assert records["add/custom_op/aoti_fresh_process"]["outcome"] == "fail"  # the fresh process lacks the operator
+    assert "compile" in records["add/custom_op/aoti"]["detail"]["stage_s"]
+    assert "compile" not in records["add/custom_op/aoti_strict"]["detail"]["stage_s"]  # loaded, not built
 
 
-def test_no_shared_artifacts_builds_in_every_cell(tmp_path):
-    records = _run(tmp_path, "unshared", "export_roundtrip,export_roundtrip_bare", "--no-shared-artifacts")
-    assert [r["detail"].get("reused") for r in records.values()] == [None, None]
-    assert all("compile" in r["detail"]["stage_s"] for r in records.values())  # each saved its own program
+def test_either_order_or_none_shared_gives_the_same_outcomes_and_error_lines(tmp_path):
+    forward = _run(tmp_path, "forward", ROUND_TRIPS)
+    backward = _run(tmp_path, "reversed", ROUND_TRIPS, "--order", "reversed")
+    unshared = _run(tmp_path, "unshared", ROUND_TRIPS, "--no-shared-artifacts")
+    for other in (backward, unshared):
+        assert {cell: (r["outcome"], r.get("error")) for cell, r in forward.items()} == \
+            {cell: (r["outcome"], r.get("error")) for cell, r in other.items()}
+    assert forward["add/custom_op/export_roundtrip_bare"]["detail"]["reused"] == {
+        "saved-program": "add/custom_op/export_roundtrip"}
+    # reversed, the bare round trip saves first and the other loads its file
+    assert backward["add/custom_op/export_roundtrip"]["detail"]["reused"] == {
+        "saved-program": "add/custom_op/export_roundtrip_bare"}
+    assert [r["detail"].get("reused") for r in unshared.values()] == [None, None]
+    assert all("compile" in r["detail"]["stage_s"] for r in unshared.values())  # each saved its own program
