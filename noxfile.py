@@ -41,7 +41,7 @@ HARNESS_DEPENDENCIES = tuple(requirement for requirement in PYPROJECT["project"]
 EXTRAS: dict[str, list[str]] = PYPROJECT["project"]["optional-dependencies"]
 RUFF_PATHS = ("harness", "kernels", "matrix", "tests", "noxfile.py", "conftest.py")
 # What `matrix` diffs a run against when TCM_REFERENCE is not set: the committed results of its tier.
-# For the GPU it is the run the published chart comes from (harness.report.upkeep.docs.COMMITTED_GPU_RESULTS).
+# For the GPU it is the run the published chart comes from (harness.report.markdown.committed.COMMITTED_GPU_RESULTS).
 PUBLISHED_GPU_RESULTS = "reports/gpu-results.jsonl"
 REFERENCE = {
     "gpu": "tests/fixtures/gpu-h100-torch2.11.0+cu130-triton3.6.0-libstdcxx-preload.jsonl",
