@@ -9,6 +9,7 @@ outcomes as `--worker-start spawn`, every worker with caches of its own, nothing
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -165,6 +166,8 @@ def test_zygote_workers_give_process_isolations_outcomes_with_caches_of_their_ow
              "--out-dir", str(tmp_path / "runs"), "-o", str(table)],
             cwd=REPO, capture_output=True, text=True, timeout=1200, env={**environment, "TMPDIR": str(own_tmp)})
         assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+        exits = re.findall(r"cells, exit (-?\d+)", completed.stdout)  # each run's own exit status, as bench prints it
+        assert len(exits) == 2 and set(exits) <= {"0", "1"}, completed.stdout[-3000:]
         for isolation, start in (("worker", "zygote"), ("process", "spawn")):
             results = tmp_path / "runs" / f"{isolation}-n2.jsonl"
             header = json.loads(results.read_text().splitlines()[0])
