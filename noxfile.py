@@ -41,7 +41,7 @@ HARNESS_DEPENDENCIES = tuple(requirement for requirement in PYPROJECT["project"]
 EXTRAS: dict[str, list[str]] = PYPROJECT["project"]["optional-dependencies"]
 RUFF_PATHS = ("harness", "kernels", "matrix", "tests", "noxfile.py", "conftest.py")
 # What `matrix` diffs a run against when TCM_REFERENCE is not set: the committed results of its tier.
-# For the GPU it is the run the published chart comes from (harness.report.upkeep.docs.COMMITTED_GPU_RESULTS).
+# For the GPU it is the run the published chart comes from (harness.report.markdown.committed.COMMITTED_GPU_RESULTS).
 PUBLISHED_GPU_RESULTS = "reports/gpu-results.jsonl"
 REFERENCE = {
     "gpu": "tests/fixtures/gpu-h100-torch2.11.0+cu130-triton3.6.0-libstdcxx-preload.jsonl",
@@ -250,7 +250,8 @@ def tests(session: nox.Session) -> None:
     run_lint(session)
     env = {} if passthrough(session) else {"TCM_REQUIRE_TOOLS": "1"}  # installed above: missing is a failure
     # loadscope: each module's tests in one worker, so a module's shared run (its module-scoped fixture) runs once,
-    # not once per worker; tests/conftest.py starts the longest modules first.
+    # not once per worker; tests/conftest.py starts the longest modules first. Two workers for two cores: -n 3 was
+    # measured no faster on a fresh clone (26:17 in pytest, 1.9 cores busy) and its load failed both SIGINT tests.
     session.run(python(session), "-m", "pytest", "tests", "-n", "2", "--dist", "loadscope", *session.posargs, env=env,
                 external=True)
 

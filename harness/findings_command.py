@@ -13,9 +13,9 @@ from pathlib import Path
 from harness.atomic import write_text_atomic
 from harness.cli_common import CliError
 from harness.report.markdown.environment import tier_of
+from harness.report.markdown.known_reports import kernel_features
 from harness.report.upstream.findings import find_groups, representative
 from harness.report.upstream.findings_markdown import render_findings
-from harness.report.upstream.known_reports import kernel_features
 from harness.results import ResultsFile, ResultsFileError, read_results
 
 

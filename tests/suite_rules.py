@@ -16,10 +16,12 @@ def slow_marker_problem(marked_slow: bool, seconds: float, limit: float = QUICK_
     return None
 
 
-# The modules that take longest, longest first (a whole CPU-tier default selection, the fault runs, real CLI runs):
+# The modules that take longest, longest first (84 fresh Pythons of the reproducer test, a whole CPU-tier default
+# selection, the fault runs, real CLI runs):
 # with `--dist loadscope` (nox -s tests) each module runs in one worker, and one that started last would be the
 # suite's tail alone.
 LONGEST_FIRST = (
+    "tests/integration/test_repro.py",
     "tests/integration/test_default_selection.py",
     "tests/integration/faults/test_faults_table.py",
     "tests/integration/test_cpu_tier.py",

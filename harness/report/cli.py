@@ -19,11 +19,12 @@ from harness.report.compare.diff import diff_results, render_diff
 from harness.report.compare.flakes import render_flake_history
 from harness.report.compare.history import HistoryError, render_history
 from harness.report.compare.merge import MergeError, merge_files, results_text, settle_flaky
+from harness.report.markdown.committed import COMMITTED_GPU_RESULTS
 from harness.report.markdown.evidence_sections import render_overrides, render_tracebacks
 from harness.report.markdown.features import FeatureError, only_feature
 from harness.report.markdown.render import render_report
 from harness.report.markdown.timings import render_timings
-from harness.report.upkeep.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, update_docs
+from harness.report.upkeep.docs import DocsMarkerError, update_docs
 from harness.results import ResultsFile, ResultsFileError, read_results, unknown_names
 
 Handler = Callable[[argparse.Namespace], int]

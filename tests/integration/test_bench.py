@@ -1,4 +1,5 @@
-"""`python -m harness bench`: the table's ratios and outcome check, its refusals, and one real (small) bench."""
+"""`python -m harness bench`: the table's ratios and outcome check, its refusals. The real bench (both isolation modes,
+each run's results and the table's row) is test_worker_start.py's end-to-end test, which runs one."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from zygote_helpers import table_rows
 
 from harness.bench import BenchRun, differences, render_bench
-from harness.results import read_results
 
 REPO = Path(__file__).resolve().parents[2]
 ENVIRONMENT = {"cpu_count": 16, "gpu": "NVIDIA H100 80GB HBM3", "gpu_count": 1, "tier": "gpu", "torch": "2.11.0+cu130",
@@ -25,19 +26,10 @@ def _run(mode: str, workers: str, wall: float, cpu: float, outcomes: dict[str, s
     return BenchRun(mode, workers, Path(f"{mode}-n{workers}.jsonl"), wall, cpu, 0, outcomes)
 
 
-def _rows(table: str) -> dict[tuple[str, str], list[str]]:
-    rows = {}
-    for line in table.splitlines():
-        cells = [cell.strip() for cell in line.strip("|").split("|")]
-        if line.startswith("|") and cells[0] in ("process", "worker"):
-            rows[(cells[0], cells[1])] = cells
-    return rows
-
-
 def test_speed_ups_are_against_process_per_cell_at_the_same_worker_count():
     runs = [_run("process", "1", 100.0, 80.0), _run("worker", "1", 40.0, 20.0),
             _run("process", "2", 60.0, 90.0), _run("worker", "2", 20.0, 30.0)]
-    rows = _rows(render_bench(runs, CONTEXT))
+    rows = table_rows(render_bench(runs, CONTEXT))
     assert rows[("worker", "1")][5:7] == ["2.50x", "4.00x"]
     assert rows[("worker", "2")][5:7] == ["3.00x", "3.00x"]
     assert rows[("process", "2")][5:8] == ["1.00x", "1.00x", "identical"]
@@ -50,12 +42,12 @@ def test_differing_outcomes_are_named_and_missing_cells_count():
     process = _run("process", "1", 50.0, 50.0)
     assert differences(worker, process) == ["add/native/eager (process: pass, here: missing)",
                                            "add/raw/compile (process: fail, here: pass)"]
-    row = _rows(render_bench([process, worker], CONTEXT))[("worker", "1")]
+    row = table_rows(render_bench([process, worker], CONTEXT))[("worker", "1")]
     assert row[7].startswith("2 differ: add/native/eager (process: pass, here: missing)")
 
 
 def test_without_a_process_run_or_results_nothing_is_claimed():
-    rows = _rows(render_bench([_run("worker", "1", 10.0, 5.0), _run("worker", "2", 10.0, 5.0, {})], CONTEXT))
+    rows = table_rows(render_bench([_run("worker", "1", 10.0, 5.0), _run("worker", "2", 10.0, 5.0, {})], CONTEXT))
     assert rows[("worker", "1")][5:8] == ["n/a", "n/a", "n/a (no process run)"]
     assert rows[("worker", "2")][7] == "no results (exit 0)"
 
@@ -127,23 +119,6 @@ def test_an_existing_table_is_not_overwritten(tmp_path):
     completed = harness("bench", "--tier", "cpu", "--out-dir", str(tmp_path / "runs"), "-o", str(table))
     assert completed.returncode == 2 and "bench.md: exists; pass --overwrite" in completed.stderr
     assert table.read_text() == "earlier figures\n" and not (tmp_path / "runs").exists()
-
-
-@pytest.mark.slow
-def test_a_real_bench_writes_each_run_and_the_table(tmp_path):
-    table = tmp_path / "table.md"
-    completed = harness("bench", "--tier", "cpu", "-k", "add", "-s", "native,raw", "-p", "eager",
-                        "--modes", "process,worker", "--out-dir", str(tmp_path / "runs"), "-o", str(table))
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    for mode in ("process", "worker"):
-        results = read_results(tmp_path / "runs" / f"{mode}-n1.jsonl")
-        assert sorted(cell.id for cell in results.cells) == ["add/native/eager", "add/raw/eager"]
-        assert results.header["isolation"] == mode
-        # worker isolation forks its xdist workers from the run's zygote; process isolation's are new Pythons
-        assert results.header.get("worker_start") == {"worker": "zygote", "process": "spawn"}[mode]
-    rows = _rows(table.read_text())
-    assert rows[("worker", "1")][2] == "2" and rows[("worker", "1")][7] == "identical"
-    assert float(rows[("process", "1")][3]) > 0 and float(rows[("process", "1")][4]) > 0
 
 
 def test_gpu_counts_add_a_column_and_the_scaling_from_each_modes_first_row():

@@ -1,11 +1,15 @@
 """`repro` writes a cell as a script that runs without the harness and ends as the cell ended, for every pipeline.
 
 For each pipeline, one cell that passes and one that does not on the CPU tier (a pipeline the CPU tier
-cannot ask has its skip cell instead). Each cell runs through the harness in a process of its own
-(isolation `process`); its script runs in a fresh isolated Python (`-I`, no PYTHONPATH, no
-TRITON_INTERPRET: the script sets it) from an empty folder, so nothing of the harness can be imported.
-Cells and scripts run two at a time (this machine's cores): 84 fresh Pythons, about 15 minutes on 2 shared
-cores, most of it AOTInductor's C++ builds and torch's import.
+cannot ask has its skip cell instead). The harness records every one of those cells in one run of
+`python -m harness run` (its cells picked with pytest's `-k`), each cell in a Python of its own (`--isolation
+process`, as the script runs: in worker isolation three cells' error lines differ from a fresh Python's, Dynamo's
+GB0156 on `UntypedStorage.data_ptr` where a fresh Python stops at GB0007 on torch.package's patched
+`inspect.getfile`); each cell's script is written from its record as soon as the record is in the results file
+and runs in a fresh isolated Python (`-I`, no
+PYTHONPATH, no TRITON_INTERPRET: the script sets it) from an empty folder, so nothing of the harness can be
+imported. The scripts (42 fresh Pythons, most of their time AOTInductor's C++ builds and torch's import) run
+SCRIPTS_AT_ONCE at a time beside the harness run.
 """
 
 from __future__ import annotations
@@ -13,15 +17,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from harness.domain.registry import load_specs
 from harness.domain.repro import write_repro
-from harness.run.cell import CellRequest
-from harness.run.isolation import run_isolated
+from harness.results import CellResult, ResultsFileError, read_results
 from harness.vocab import PIPELINES, split_cell_id
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,25 +67,77 @@ def _run_script(text: str, folder: Path) -> subprocess.CompletedProcess:
                           text=True, timeout=900)
 
 
+SCRIPTS_AT_ONCE = 3  # the scripts mostly wait on the C++ compiler and on imports: 3 beside the run's 2 workers
+
+
+def _keyword(cell: str) -> str:
+    """A pytest `-k` term that matches this cell's item alone (`test_cell[kernel/style/pipeline]`); a call site's
+    `@` is no `-k` character, so a call-site cell is matched by the two halves of its id."""
+    if "@" in cell:
+        head, tail = cell.split("@")
+        return f"([{head} and {tail}])"
+    return f"[{cell}]"
+
+
+def _harness_run(cells: list[str], output: Path, log: Path) -> subprocess.Popen:
+    """One `python -m harness run` over exactly these cells: the kernels x styles x pipelines they span, narrowed to
+    them by pytest's `-k`."""
+    parts = [split_cell_id(cell) for cell in cells]
+    names = [",".join(sorted({part[axis] for part in parts})) for axis in range(3)]
+    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "-k", names[0], "-s", names[1], "-p", names[2],
+               "-n", "2", "--isolation", "process", "--timeout", "600", "--confirm", "0", "-o", str(output),
+               "--", "-k", " or ".join(map(_keyword, cells))]
+    with open(log, "w") as handle:  # a file, not a pipe: nobody reads a pipe while the run goes on
+        return subprocess.Popen(command, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT)
+
+
+def _recorded(output: Path) -> dict[str, CellResult]:
+    try:
+        return {cell.id: cell for cell in read_results(output).cells}
+    except (OSError, ResultsFileError):  # not written yet
+        return {}
+
+
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory):
-    """cell id -> (the harness's CellResult, the script's completed process), two at a time."""
+    """cell id -> (the harness's CellResult, the script's completed process); each script starts once its cell's
+    record is in the results file."""
     specs = load_specs()
     folder = tmp_path_factory.mktemp("repro")
     wanted = [cell for pair in CELLS.values() for cell in pair if cell]
+    output = folder / "harness.jsonl"
 
-    def both(cell: str) -> tuple:
+    def script_for(cell: str, result: CellResult) -> subprocess.CompletedProcess:
         kernel, style, pipeline = split_cell_id(cell)
-        result = run_isolated(CellRequest(kernel, style, pipeline, "cpu"), timeout_s=600, mode="process")
         text = write_repro(specs[kernel], style, pipeline, "cpu", expected=result.to_record())
         where = folder / cell.replace("/", "__").replace("@", "-at-")
         script = _run_script(text, where)
         # The script is the kernel's module: where the harness names the module (kernels.add), it names itself.
         script.stderr = script.stderr.replace(str((where / "repro.py").resolve()), specs[kernel].source)
-        return result, script
+        return script
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        done = dict(zip(wanted, pool.map(both, wanted)))
+    run = _harness_run(wanted, output, folder / "harness.log")
+    results: dict[str, CellResult] = {}
+    scripts: dict[str, Future] = {}
+    with ThreadPoolExecutor(max_workers=SCRIPTS_AT_ONCE) as pool:
+        try:
+            while True:
+                finished = run.poll() is not None
+                for cell_id, result in _recorded(output).items():
+                    if cell_id in wanted and cell_id not in scripts:
+                        results[cell_id] = result
+                        scripts[cell_id] = pool.submit(script_for, cell_id, result)
+                if finished:
+                    break
+                time.sleep(1)
+        finally:
+            if run.poll() is None:
+                run.kill()
+            run.wait()
+        missing = [cell for cell in wanted if cell not in results]
+        log = (folder / "harness.log").read_text(errors="replace")
+        assert not missing, f"the harness run recorded no {missing}:\n{log[-3000:]}"
+        done = {cell: (results[cell], scripts[cell].result()) for cell in wanted}
     if os.environ.get("TCM_REPRO_SUMMARY"):  # the measured table of docs/advise-and-repro.md
         rows = [f"| `{cell}` | {result.outcome} | {_last_line(script)} |" for cell, (result, script) in done.items()]
         Path(os.environ["TCM_REPRO_SUMMARY"]).write_text("\n".join(rows) + "\n")

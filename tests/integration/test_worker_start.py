@@ -9,6 +9,7 @@ outcomes as `--worker-start spawn`, every worker with caches of its own, nothing
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -18,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from zygote_helpers import assert_no_zygote_left, cells_of
+from zygote_helpers import assert_no_zygote_left, cells_of, table_rows
 
 from harness.run import loader_zygote, zygote_python
 from harness.run.environment import resolve_tier, usable_cpu_count
@@ -148,38 +149,48 @@ def test_arguments_other_than_execnets_start_a_new_python(tmp_path):
 
 @pytest.mark.slow
 def test_zygote_workers_give_process_isolations_outcomes_with_caches_of_their_own_and_leave_nothing_behind(tmp_path):
+    """One real `harness bench` of both mechanisms, two workers each: it also stands for the bench command's own
+    end-to-end check (each run's results and the table's row; the table's arithmetic is in test_bench.py)."""
     own_tmp = Path(tempfile.mkdtemp(prefix="tw-"))  # short: the zygote's socket path must fit AF_UNIX's limit
     environment = {key: value for key, value in os.environ.items()
                    if key not in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR",  # the harness's own caches, then
                                   "OMP_NUM_THREADS")}  # and its own share of the cores
+    asked = sorted(f"{k}/{s}/{p}" for k in ("add", "sin") for s in ("native", "custom_op") for p in ("eager", "compile"))
     outcomes = {}
     try:
         # worker isolation forks its workers from the zygote; process isolation's workers are xdist's new Pythons
+        table = tmp_path / "table.md"
+        completed = subprocess.run(
+            [sys.executable, "-m", "harness", "bench", "-k", "add", "-k", "sin", "-s", "native", "-s", "custom_op",
+             "-p", "eager", "-p", "compile", "--modes", "worker,process", "--workers", "2",
+             "--out-dir", str(tmp_path / "runs"), "-o", str(table)],
+            cwd=REPO, capture_output=True, text=True, timeout=1200, env={**environment, "TMPDIR": str(own_tmp)})
+        assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+        exits = re.findall(r"cells, exit (-?\d+)", completed.stdout)  # each run's own exit status, as bench prints it
+        assert len(exits) == 2 and set(exits) <= {"0", "1"}, completed.stdout[-3000:]
         for isolation, start in (("worker", "zygote"), ("process", "spawn")):
-            results = tmp_path / f"{start}.jsonl"
-            completed = subprocess.run(
-                [sys.executable, "-m", "harness", "run", "-k", "add", "-k", "sin", "-s", "native", "-s", "custom_op",
-                 "-p", "eager", "-p", "compile", "-n", "2", "--isolation", isolation, "-o", str(results)],
-                cwd=REPO, capture_output=True, text=True, timeout=900, env={**environment, "TMPDIR": str(own_tmp)})
-            assert completed.returncode in (0, 1), completed.stderr[-2000:]
+            results = tmp_path / "runs" / f"{isolation}-n2.jsonl"
             header = json.loads(results.read_text().splitlines()[0])
-            assert header["worker_start"] == start
+            assert header["worker_start"] == start and header["isolation"] == isolation
             cells = cells_of(results)
+            assert sorted(cells) == asked
             # the header knows when the run started (before any cell) and, with a zygote, its serial warm-up
             if start == "zygote":  # cells run in the workers, which record when each started
                 assert header["started_at"] < min(r["detail"]["started_at"] for r in cells.values())
             assert (header["zygote_warmup_s"] > 0) if start == "zygote" else header["zygote_warmup_s"] is None
-            assert len(cells) == 8 and {r["detail"].get("worker_start") for r in cells.values()} == {start}
+            assert {r["detail"].get("worker_start") for r in cells.values()} == {start}
             # two workers share the cores, and torch in each worker (forked or new) took its share
             share = max(1, (usable_cpu_count() or 1) // 2)
             assert header["environment"]["omp_num_threads"] == str(share)
             assert {r["detail"].get("cpu_threads") for r in cells.values()} == {share}
             outcomes[start] = {cell: (r["outcome"], r["stage"], r["error_type"]) for cell, r in cells.items()}
-            caches = own_tmp / f"tcm-caches-{os.getuid()}"  # each run's folder of per-worker caches goes with the run
-            left = sorted(path.name for path in caches.iterdir() if path.name != "pycache")
-            assert not left, f"{start}: cache folders left behind: {left}"
-            shutil.rmtree(caches)
         assert outcomes["zygote"] == outcomes["spawn"]
+        rows = table_rows(table.read_text())
+        assert rows[("worker", "2")][2] == str(len(asked)) and rows[("worker", "2")][7] == "identical"
+        assert float(rows[("process", "2")][3]) > 0 and float(rows[("process", "2")][4]) > 0
+        caches = own_tmp / f"tcm-caches-{os.getuid()}"  # each run's folder of per-worker caches goes with the run
+        left = sorted(path.name for path in caches.iterdir() if path.name != "pycache")
+        assert not left, f"cache folders left behind: {left}"
         assert_no_zygote_left(own_tmp)
     finally:
         shutil.rmtree(own_tmp, ignore_errors=True)

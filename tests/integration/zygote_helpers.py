@@ -1,4 +1,5 @@
-"""What the end-to-end zygote tests (test_loader_zygote, test_worker_start) read from a run and check after it."""
+"""What the end-to-end zygote tests (test_loader_zygote, test_worker_start) read from a run and check after it, and
+the rows of a `harness bench` table (test_bench, test_worker_start)."""
 
 import json
 import subprocess
@@ -16,3 +17,13 @@ def assert_no_zygote_left(own_tmp: Path) -> None:
     assert not list(own_tmp.glob("tcm-loader-*")), "the run left its zygote's folder behind"
     leftover = subprocess.run(["pgrep", "-f", f"harness.run.loader_zygote {own_tmp}"], capture_output=True, text=True)
     assert leftover.stdout == "", "the run left its zygote running"
+
+
+def table_rows(table: str) -> dict[tuple[str, str], list[str]]:
+    """A bench table's rows by (mode, workers), each as its cells."""
+    rows = {}
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if line.startswith("|") and cells[0] in ("process", "worker"):
+            rows[(cells[0], cells[1])] = cells
+    return rows

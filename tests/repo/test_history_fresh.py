@@ -140,7 +140,7 @@ def test_a_document_that_only_quotes_the_marker_is_not_a_marked_document():
 
 
 def test_the_committed_page_is_fresh_and_self_contained() -> None:
-    from harness.report.upkeep.docs import COMMITTED_GPU_RESULTS
+    from harness.report.markdown.committed import COMMITTED_GPU_RESULTS
     from harness.report.upkeep.refresh import MATRIX_PAGE, refresh_page
 
     stale, diff = refresh_page(REPO, COMMITTED_GPU_RESULTS, check=True)

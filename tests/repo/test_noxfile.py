@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.upkeep import docs
+from harness.report.markdown import committed
 
 REPO = Path(__file__).resolve().parents[2]
 CPU_FIXTURE = REPO / "tests" / "fixtures" / "cpu-torch2.13.0+cpu-triton3.7.1.jsonl"
@@ -59,8 +59,8 @@ def test_the_noxfile_declares_no_dependency_of_its_own() -> None:
 
 
 def test_matrix_diffs_against_what_the_docs_render_from(noxfile) -> None:
-    assert REPO / noxfile.REFERENCE["gpu"] == docs.GPU_FIXTURE_RESULTS
-    assert REPO / noxfile.PUBLISHED_GPU_RESULTS == docs.PUBLISHED_GPU_RESULTS
+    assert REPO / noxfile.REFERENCE["gpu"] == committed.GPU_FIXTURE_RESULTS
+    assert REPO / noxfile.PUBLISHED_GPU_RESULTS == committed.PUBLISHED_GPU_RESULTS
     assert all((REPO / path).is_file() for path in noxfile.REFERENCE.values())
 
 

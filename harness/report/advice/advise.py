@@ -20,11 +20,11 @@ from tabulate import tabulate
 from harness.report.advice.fixes import FIX_RULES, Fix, fixes_for
 from harness.report.advice.needs import NEEDS, Need, UnknownNeed, parse_needs
 from harness.report.markdown.aggregate import NOT_ASKED, final_cells, ordered
+from harness.report.markdown.committed import COMMITTED_GPU_RESULTS
 from harness.report.markdown.environment import environment_line
 from harness.report.markdown.escape import escape_cell, first_line, one_line, truncate
+from harness.report.markdown.known_reports import Features, KnownMatch, citation, kernel_features, known_reports_for
 from harness.report.markdown.tables import markdown_table
-from harness.report.upkeep.docs import COMMITTED_GPU_RESULTS
-from harness.report.upstream.known_reports import Features, KnownMatch, citation, kernel_features, known_reports_for
 from harness.results import CellResult, ResultsFile, ResultsFileError, read_results
 from harness.vocab import CONTROL_STYLE, STYLES, cell_id
 

@@ -15,8 +15,8 @@ from harness.report.markdown.environment import CPU_TIER_NOTICE, environment_tab
 from harness.report.markdown.escape import escape_cell
 from harness.report.markdown.features import render_feature_table
 from harness.report.markdown.footnotes import CauseNotes, Footnotes, describe, evidence_key, mark
+from harness.report.markdown.known_reports_markdown import render_known_reports
 from harness.report.markdown.tables import markdown_table
-from harness.report.upstream.known_reports_markdown import render_known_reports
 from harness.results import CellResult, ResultsFile, unknown_names
 from harness.vocab import PIPELINES, STYLES
 
@@ -35,7 +35,7 @@ SYMBOLS: dict[str, tuple[str, str]] = {
 UNKNOWN_SYMBOL = ("❓", "an outcome this report does not know (counted as not passed)")
 NOT_RECORDED = ("·", "no result recorded for this cell")
 KNOWN_REPORTS_INTRO = ("Cells whose evidence matches a PyTorch report already filed upstream"
-                       " (harness/report/upstream/known_reports.py; `python -m harness findings` writes the rest up).")
+                       " (harness/report/markdown/known_reports.py; `python -m harness findings` writes the rest up).")
 CALL_SITES_INTRO = ("The same style called from different places in user code (docs/call-sites.md), in the pipelines "
                     "where the call site can change the answer; not counted in the chart above.")
 

@@ -19,7 +19,7 @@ from harness.report.markdown.capabilities import CAPABILITIES
 from harness.report.markdown.chart import chart_columns
 from harness.report.markdown.environment import environment_line
 from harness.report.markdown.escape import first_line, one_line, truncate
-from harness.report.upstream.known_reports import citation, known_reports_for
+from harness.report.markdown.known_reports import citation, known_reports_for
 from harness.results import CellResult, ResultsFile
 from harness.vocab import OUTCOMES, PIPELINES, STYLES
 
@@ -45,7 +45,7 @@ def _cell_record(version: str, cell: CellResult, upstream: str = "") -> dict[str
 
 
 def _upstream(cell: CellResult, cells: dict[str, CellResult], features: dict[str, list[str]]) -> str:
-    """The known upstream reports this cell matches (harness.report.upstream.known_reports), cited."""
+    """The known upstream reports this cell matches (harness.report.markdown.known_reports), cited."""
     return "; ".join(citation(match) for match in known_reports_for(cell, cells, features))
 
 

@@ -11,15 +11,6 @@ from harness.report.markdown.environment import environment_line
 from harness.report.markdown.footnotes import CauseNotes
 from harness.results import ResultsFile
 
-# The results the shipped docs (reports/api-choice.md) are generated from: the committed GPU run.
-# The nightly job's pull requests (and a maintainer's accepted GPU run) commit reports/gpu-results.jsonl,
-# which then supersedes the run committed with the tests (tests/fixtures/ feeds goldens and stays put).
-GPU_FIXTURE_RESULTS = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / (
-    "gpu-h100-torch2.11.0+cu130-triton3.6.0-libstdcxx-preload.jsonl"
-)
-PUBLISHED_GPU_RESULTS = Path(__file__).resolve().parents[3] / "reports" / "gpu-results.jsonl"
-COMMITTED_GPU_RESULTS = PUBLISHED_GPU_RESULTS if PUBLISHED_GPU_RESULTS.exists() else GPU_FIXTURE_RESULTS
-
 BEGIN = "<!-- api-choice:begin -->"
 END = "<!-- api-choice:end -->"
 

@@ -21,9 +21,10 @@ from pathlib import Path
 
 from harness.atomic import write_text_atomic
 from harness.report.compare.history import HistoryError, render_history
+from harness.report.markdown.committed import COMMITTED_GPU_RESULTS
 from harness.report.page.heatmap_png import write_heatmap_png
 from harness.report.page.html import render_html
-from harness.report.upkeep.docs import COMMITTED_GPU_RESULTS, DocsMarkerError, has_marker_line, stale_diff, update_docs
+from harness.report.upkeep.docs import DocsMarkerError, has_marker_line, stale_diff, update_docs
 from harness.report.upstream.tutorial_chart import TutorialChartError, compare, load_chart
 from harness.report.upstream.tutorial_markdown import render_comparison
 from harness.results import ResultsFileError, read_results

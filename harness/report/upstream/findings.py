@@ -4,12 +4,12 @@ Three kinds, each decided from the results file alone:
 - silent wrong result: a `wrong` cell whose native control passes in that pipeline, whose kernel
   passes the same pipeline in another style (the check can pass: the kernel and the reference
   agree there), and whose kernel and style pass `eager` (the wrapping itself is right); or a
-  `wrong` cell, its control passing, that matches a known upstream report (known_reports.py);
+  `wrong` cell, its control passing, that matches a known upstream report (`harness/report/markdown/known_reports.py`);
 - crash: a `crash` cell whose native control does not crash;
 - internal error: a `fail` cell whose error is Inductor's (`InductorError`, `BackendCompilerFailed`)
   or an `AssertionError` raised inside torch (its traceback's last frame is in torch; a file
   published without tracebacks is taken at its type), whose native control passes.
-Cells matching a known upstream report (known_reports.py) are grouped by that report; others by
+Cells matching a known upstream report (`harness/report/markdown/known_reports.py`) are grouped by that report; others by
 kind and, for wrong results, style and pipeline, else the error line with its numbers blanked.
 """
 
@@ -20,7 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from harness.report.markdown.aggregate import cell_order, final_cells
-from harness.report.upstream.known_reports import Features, KnownReport, kernel_features, known_reports_for
+from harness.report.markdown.known_reports import Features, KnownReport, kernel_features, known_reports_for
 from harness.results import CellResult, ResultsFile
 from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES, cell_id
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from harness.report.markdown.environment import environment_line, tier_of
 from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.known_reports import kernel_features
 from harness.report.markdown.tables import markdown_table
 from harness.report.upstream.findings import (
     INTERNAL,
@@ -22,7 +23,6 @@ from harness.report.upstream.findings import (
     representative,
     what_works,
 )
-from harness.report.upstream.known_reports import kernel_features
 from harness.results import CellResult, ResultsFile
 from harness.vocab import CONTROL_STYLE
 
@@ -69,7 +69,7 @@ def expected_and_got(cell: CellResult, passing: list[str]) -> tuple[str, str]:
 
 def _known_lines(group: FindingGroup) -> list[str]:
     if group.known is None:
-        return ["- Known upstream report: none in harness/report/upstream/known_reports.py matches; a new report."]
+        return ["- Known upstream report: none in harness/report/markdown/known_reports.py matches; a new report."]
     report = group.known
     return [f"- Known upstream report: [{report.name}]({report.url}): {escape_cell(report.title, limit=300)}."
             f" State: {report.state}. Fixed in: {report.fixed_in or 'no release known'}.",

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from harness.atomic import write_text_atomic
-from harness.report.upkeep.docs import COMMITTED_GPU_RESULTS
+from harness.report.markdown.committed import COMMITTED_GPU_RESULTS
 from harness.report.upstream.tutorial_chart import CHART_FILE, TutorialChartError, compare, load_chart
 from harness.report.upstream.tutorial_markdown import render_comparison
 from harness.report.upstream.tutorial_rst import render_list_table, rewrite_source

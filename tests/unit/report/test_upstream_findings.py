@@ -9,9 +9,9 @@ from pathlib import Path
 
 from report_helpers import cell, results
 
+from harness.report.markdown.known_reports import KNOWN_REPORTS, kernel_features
 from harness.report.upstream.findings import CRASH, INTERNAL, SILENT_WRONG, find_groups, kind_of, representative
 from harness.report.upstream.findings_markdown import expected_and_got, render_findings
-from harness.report.upstream.known_reports import KNOWN_REPORTS, kernel_features
 from harness.results import read_results
 
 REPO = Path(__file__).resolve().parents[3]

@@ -6,9 +6,9 @@ from report_helpers import cell, results
 
 from harness.report.advice.advise import advise, render_advice
 from harness.report.advice.needs import parse_needs
+from harness.report.markdown.known_reports import known_reports_for
 from harness.report.markdown.render import render_report
 from harness.report.page.html import page_data
-from harness.report.upstream.known_reports import known_reports_for
 
 NEVER_WRITTEN = dict(stage="check", error_type="MismatchError",
                      error="output: 8 of 8 elements differ beyond the allowance; first at flat index 0: 0.0 vs fp64 answer 1.5")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from harness.report.markdown.aggregate import cell_order, final_cells
 from harness.report.markdown.escape import escape_cell
+from harness.report.markdown.known_reports import KNOWN_REPORTS, KnownReport, kernel_features, known_reports_for
 from harness.report.markdown.tables import markdown_table
-from harness.report.upstream.known_reports import KNOWN_REPORTS, KnownReport, kernel_features, known_reports_for
 from harness.results import CellResult, ResultsFile
 
 LISTED = 6
