@@ -16,7 +16,7 @@ def slow_marker_problem(marked_slow: bool, seconds: float, limit: float = QUICK_
     return None
 
 
-# The modules that take longest, longest first (84 fresh Pythons of the reproducer test, a whole CPU-tier default
+# The modules that take longest, longest first (the reproducer test's harness run and 42 scripts, a whole CPU-tier default
 # selection, the fault runs, real CLI runs):
 # with `--dist loadscope` (nox -s tests) each module runs in one worker, and one that started last would be the
 # suite's tail alone.

@@ -58,11 +58,13 @@ _slot = _Slot()
 
 
 def configure(directory: Path) -> None:
-    """Called in each xdist worker before its first cell: its folder, and the log faulthandler will write to."""
+    """Called in each xdist worker before its first cell: its folder, its store of built artifacts, and the log
+    faulthandler will write to."""
     directory.mkdir(parents=True, exist_ok=True)
     for name in (CURRENT, STAGE, RETIRED):
         (directory / name).unlink(missing_ok=True)
     _slot.directory = directory
+    _slot.artifacts = ArtifactStore(directory / "artifacts")  # empty: a replacement worker builds what it loads
     _slot.log = open(directory / FAULT_LOG, "a", buffering=1)  # O_APPEND: writes follow a truncation
 
 
@@ -82,8 +84,6 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     state_before = global_state.snapshot()
     faulthandler.dump_traceback_later(timeout_s, exit=True, file=log)
     workdir = Path(tempfile.mkdtemp(prefix="cell-", dir=directory))  # inside the run's folder: gone with it, even after a crash
-    if _slot.artifacts is None:
-        _slot.artifacts = ArtifactStore(directory / "artifacts")
     try:
         result = execute_cell(request, workdir, run_fresh_python, stage_marker=_stage_marker(directory / STAGE),
                               artifacts=_slot.artifacts)
