@@ -36,6 +36,7 @@ def test_the_three_aoti_pipelines_build_one_package_and_a_failing_cell_names_the
     assert "compile" not in records["add/custom_op/aoti_strict"]["detail"]["stage_s"]  # loaded, not built
 
 
+@pytest.mark.slow
 def test_either_order_or_none_shared_gives_the_same_outcomes_and_error_lines(tmp_path):
     forward = _run(tmp_path, "forward", ROUND_TRIPS)
     backward = _run(tmp_path, "reversed", ROUND_TRIPS, "--order", "reversed")
