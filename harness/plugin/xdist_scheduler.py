@@ -2,8 +2,8 @@
 
 xdist's loadgroup scheduler is not safe for workers that die mid-group (docs/maintainers.md, "xdist's
 scheduler and dead workers" lists what goes wrong); worker isolation replaces a worker after every crash, so the
-controller uses the subclass below. It overrides `remove_node` and `_reschedule`, calls `_assign_work_unit`
-and `_pending_of`, reads `assigned_work`, `registered_collections`, `workqueue` and `node.shutting_down`, and
+controller uses the subclass below, with xdist's option `loadscopereorder` off (groups go out in collection
+order). It overrides `remove_node` and `_reschedule`, calls `_assign_work_unit` and `_pending_of`, reads `assigned_work`, `registered_collections`, `workqueue` and `node.shutting_down`, and
 reads a dead worker's exit status from execnet's `gateway._io.popen`. pyproject.toml bounds pytest-xdist to the
 versions this was tested with; tests/unit/test_xdist_private_api.py fails with one clear line when an xdist
 release changes any of it.
@@ -29,6 +29,8 @@ def private_api_problems() -> list[str]:
     base = LoadGroupScheduling.__mro__[1]  # LoadScopeScheduling sets the attributes in its __init__
     source = inspect.getsource(base.__init__)
     problems += [f"{base.__name__} no longer sets self.{name}" for name in SCHEDULER_ATTRIBUTES if f"self.{name}" not in source]
+    if "loadscopereorder" not in inspect.getsource(base.schedule):
+        problems.append(f"{base.__name__}.schedule no longer reads the option loadscopereorder (--no-loadscope-reorder)")
     from xdist import newhooks
     from xdist.workermanage import WorkerController
 
@@ -54,6 +56,12 @@ def restart_safe_loadgroup(config: Any, log: Any) -> Any:
     worker to ask takes it, a live one as a rule), only workers that have collected are given work, and always at
     least two items (a worker runs an item only once it knows the next one)."""
     from xdist.scheduler import LoadGroupScheduling
+
+    # xdist hands groups out largest (most items) first unless told not to; the plugin already put them longest
+    # (by duration) first, and in a matrix run the largest groups are not the longest: by item count the
+    # AOTInductor and round-trip groups (23 and 12 cells) went before the 6-cell autotune sweeps that take
+    # 160 s each, which then started 240 s into the run and bounded it (docs/maintainers.md, "Scheduling").
+    config.option.loadscopereorder = False
 
     class RestartSafeLoadGroupScheduling(LoadGroupScheduling):
         def remove_node(self, node: Any) -> str | None:

@@ -17,6 +17,10 @@ from pathlib import Path
 from harness.results import ResultsFileError, read_results
 from harness.run.selection import Cell
 
+# A cell of these makes a new process that creates a CUDA context (export_roundtrip*; aoti_fresh_process shares its
+# group with the AOTInductor builds, which are CPU work): their groups are spread through the order (`spread_out`).
+CONTEXT_BOUND_PIPELINES = frozenset({"export_roundtrip", "export_roundtrip_bare"})
+
 
 class ShardError(ValueError):
     """A malformed `I/N` or an unreadable durations file; the message is one line."""
@@ -71,9 +75,39 @@ def _heaviest_first(groups: dict[str, list[Cell]], weights: dict[str, float]) ->
 
 
 def longest_groups_first(cells: Sequence[Cell], durations: dict[str, float]) -> list[Cell]:
-    """The cells, group by group, heaviest group first; a group's cells keep their order (its control first)."""
+    """The cells, group by group, heaviest group first, with the round-trip groups spread through the order
+    (`spread_out`); a group's cells keep their order (its control first)."""
     groups = groups_in_order(cells)
-    return [cell for name in _heaviest_first(groups, _weights(groups, durations)) for cell in groups[name]]
+    weights = _weights(groups, durations)
+    names = _heaviest_first(groups, weights)
+    contending = [name for name in names if any(cell.pipeline in CONTEXT_BOUND_PIPELINES for cell in groups[name])]
+    return [cell for name in spread_out(names, contending, weights) for cell in groups[name]]
+
+
+def spread_out(names: list[str], contending: list[str], weights: dict[str, float]) -> list[str]:
+    """`names` (heaviest first) with the `contending` ones taken in step with the rest: at every point of the
+    order, their share of the weight handed out so far follows their share of the whole.
+
+    Why: a round-trip cell is mostly a new process's CUDA context, and the driver makes contexts one at a time
+    (on the H100, 0.17 to 0.2 s a process whether 4, 8 or 16 are made at once: docs/maintainers.md, "Scheduling").
+    By weight alone the round-trip groups come out together and hold every worker at once, each cell then
+    waiting 2 s for its context while the CPU is two-thirds idle; taken in step, about a third of the workers
+    make contexts while the others build. Each group still runs whole on one worker; only the start order moves.
+    """
+    chosen = set(contending)
+    first = [name for name in names if name in chosen]
+    rest = [name for name in names if name not in chosen]
+    total = sum(weights[name] for name in names)
+    share = sum(weights[name] for name in first) / total if total else 0.0
+    ordered: list[str] = []
+    handed, handed_first = 0.0, 0.0
+    while first or rest:
+        take_first = bool(first) and (not rest or handed_first < share * handed)
+        name = (first if take_first else rest).pop(0)
+        ordered.append(name)
+        handed += weights[name]
+        handed_first += weights[name] if take_first else 0.0
+    return ordered
 
 
 def assign_groups(cells: Sequence[Cell], count: int, durations: dict[str, float] | None = None) -> dict[str, int]:

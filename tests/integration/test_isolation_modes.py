@@ -154,6 +154,30 @@ def test_the_rest_of_a_group_whose_item_killed_its_worker_runs_next_not_last(tmp
     assert order == [f"{g}-{i}" for g in range(4) for i in range(3)], order
 
 
+SIZES_TESTS = """
+import pytest
+CASES = [pytest.param(g, i, marks=pytest.mark.xdist_group(f"g{g}")) for g, size in enumerate((1, 2, 4)) for i in range(size)]
+
+@pytest.mark.parametrize("g,i", CASES)
+def test_s(g, i):
+    with open("order.log", "a") as log:
+        log.write(f"{g}-{i}\\n")
+"""
+
+
+def test_groups_go_out_in_collection_order_not_largest_first(tmp_path):
+    """The plugin orders the matrix's groups longest first; xdist 3.8 would reorder them by item count."""
+    (tmp_path / "test_sizes.py").write_text(textwrap.dedent(SIZES_TESTS))
+    (tmp_path / "conftest.py").write_text(textwrap.dedent(STRESS_CONFTEST))
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    completed = subprocess.run([sys.executable, "-m", "pytest", "test_sizes.py", "-q", "-n", "1", "--dist", "loadgroup",
+                                "-p", "no:cacheprovider"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                               timeout=300)
+    assert "7 passed" in completed.stdout, completed.stdout[-3000:]
+    order = (tmp_path / "order.log").read_text().split()
+    assert order == ["0-0", "1-0", "1-1", "2-0", "2-1", "2-2", "2-3"], order
+
+
 @pytest.mark.slow
 def test_a_cuda_error_retires_the_worker_after_its_cell_is_recorded(tmp_path):
     output = tmp_path / "results.jsonl"
