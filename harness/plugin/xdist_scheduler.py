@@ -3,8 +3,9 @@
 xdist's loadgroup scheduler is not safe for workers that die mid-group (docs/maintainers.md, "xdist's
 scheduler and dead workers" lists what goes wrong); worker isolation replaces a worker after every crash, so the
 controller uses the subclass below, with xdist's option `loadscopereorder` off (groups go out in collection
-order). It overrides `remove_node` and `_reschedule`, calls `_assign_work_unit` and `_pending_of`, reads `assigned_work`, `registered_collections`, `workqueue` and `node.shutting_down`, and
-reads a dead worker's exit status from execnet's `gateway._io.popen`. pyproject.toml bounds pytest-xdist to the
+order). It overrides `remove_node` and `_reschedule`, calls `_assign_work_unit` and `_pending_of`, reads
+`assigned_work`, `registered_collections`, `workqueue` and `node.shutting_down`, and reads a dead worker's exit
+status from execnet's `gateway._io.popen`. pyproject.toml bounds pytest-xdist to the
 versions this was tested with; tests/unit/test_xdist_private_api.py fails with one clear line when an xdist
 release changes any of it.
 """
