@@ -85,7 +85,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ordered = list(cells)
     durations = matrix_state(config).durations
     if durations:
-        rank = {cell.id: position for position, cell in enumerate(longest_groups_first(list(cells.values()), durations))}
+        workers = int(getattr(config, "workerinput", {}).get("workercount", 1))  # xdist's workers order their collection
+        rank = {cell.id: position for position, cell in
+                enumerate(longest_groups_first(list(cells.values()), durations, workers))}
         ordered.sort(key=lambda item: rank[cells[item].id])
     order = matrix_state(config).order
     if order == "reversed":

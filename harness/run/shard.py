@@ -10,6 +10,8 @@ starts the long ones first and no worker picks one up near the end. Reads result
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,8 @@ from harness.run.selection import Cell
 # A cell of these makes a new process that creates a CUDA context (export_roundtrip*; aoti_fresh_process shares its
 # group with the AOTInductor builds, which are CPU work): their groups are spread through the order (`spread_out`).
 CONTEXT_BOUND_PIPELINES = frozenset({"export_roundtrip", "export_roundtrip_bare"})
+SPREAD_UNTIL = 0.75  # the context-bound groups run at a rate that hands out the last of them by 3/4 of the run
+RETIREMENT_S = 4.5  # a retired worker's replacement starting, until its group's next cell runs (docs/maintainers.md)
 
 
 class ShardError(ValueError):
@@ -47,12 +51,14 @@ def parse_shard(text: str, option: str = "--shard") -> Shard:
 
 
 def load_durations(path: str | Path) -> dict[str, float]:
-    """duration_s per cell id from a previous run's results file."""
+    """duration_s per cell id from a previous run's results file; a cell that retired its worker (a CUDA error
+    poisons a process) also weighs the start of the worker that replaces it, which its own duration leaves out."""
     try:
         results = read_results(path)
     except ResultsFileError as exc:
         raise ShardError(f"--durations-from: {exc}") from None
-    return {cell.id: float(cell.duration_s) for cell in results.cells}
+    return {cell.id: float(cell.duration_s) + (RETIREMENT_S if cell.detail.get("worker_retired") else 0.0)
+            for cell in results.cells}
 
 
 def groups_in_order(cells: Sequence[Cell]) -> dict[str, list[Cell]]:
@@ -74,39 +80,47 @@ def _heaviest_first(groups: dict[str, list[Cell]], weights: dict[str, float]) ->
     return sorted(groups, key=lambda g: (-weights[g], groups[g][0].id))
 
 
-def longest_groups_first(cells: Sequence[Cell], durations: dict[str, float]) -> list[Cell]:
-    """The cells, group by group, heaviest group first, with the round-trip groups spread through the order
-    (`spread_out`); a group's cells keep their order (its control first)."""
+def longest_groups_first(cells: Sequence[Cell], durations: dict[str, float], workers: int = 1) -> list[Cell]:
+    """The cells, group by group, heaviest group first, with the round-trip groups spread out for `workers`
+    workers (`spread_out`); a group's cells keep their order (its control first)."""
     groups = groups_in_order(cells)
     weights = _weights(groups, durations)
     names = _heaviest_first(groups, weights)
-    contending = [name for name in names if any(cell.pipeline in CONTEXT_BOUND_PIPELINES for cell in groups[name])]
-    return [cell for name in spread_out(names, contending, weights) for cell in groups[name]]
+    contending = {name for name in names if any(cell.pipeline in CONTEXT_BOUND_PIPELINES for cell in groups[name])}
+    return [cell for name in spread_out(names, contending, weights, workers) for cell in groups[name]]
 
 
-def spread_out(names: list[str], contending: list[str], weights: dict[str, float]) -> list[str]:
-    """`names` (heaviest first) with the `contending` ones taken in step with the rest: at every point of the
-    order, their share of the weight handed out so far follows their share of the whole.
+def spread_out(names: list[str], contending: set[str], weights: dict[str, float], workers: int) -> list[str]:
+    """`names` (heaviest first), reordered so that at most `cap` of the `contending` groups run at once.
+
+    xdist hands the next group to whichever worker is free; this plays that out with the groups' weights as their
+    durations and takes the next contending group only while fewer than `cap` run, else the next other group.
+    `cap` is the contending groups' share of the weight times the workers, over SPREAD_UNTIL, so that they are
+    all out before the end of the run, which is for the short groups. Deterministic: the names, weights and
+    worker count decide it.
 
     Why: a round-trip cell is mostly a new process's CUDA context, and the driver makes contexts one at a time
-    (on the H100, 0.17 to 0.2 s a process whether 4, 8 or 16 are made at once: docs/maintainers.md, "Scheduling").
-    By weight alone the round-trip groups come out together and hold every worker at once, each cell then
-    waiting 2 s for its context while the CPU is two-thirds idle; taken in step, about a third of the workers
-    make contexts while the others build. Each group still runs whole on one worker; only the start order moves.
+    (docs/maintainers.md, "Scheduling"). By weight alone the round-trip groups come out together and hold most
+    workers at once, each cell waiting for its context while the CPU idles. Each group still runs whole on one
+    worker; only the start order moves.
     """
-    chosen = set(contending)
-    first = [name for name in names if name in chosen]
-    rest = [name for name in names if name not in chosen]
+    spread = [name for name in names if name in contending]
+    rest = [name for name in names if name not in contending]
     total = sum(weights[name] for name in names)
-    share = sum(weights[name] for name in first) / total if total else 0.0
+    if workers < 2 or not spread or not rest or total <= 0:
+        return list(names)
+    cap = max(1, math.ceil(workers * sum(weights[name] for name in spread) / total / SPREAD_UNTIL))
+    running: list[tuple[float, int, bool]] = []  # (when it ends, its place in the order, whether it contends)
+    now = 0.0
     ordered: list[str] = []
-    handed, handed_first = 0.0, 0.0
-    while first or rest:
-        take_first = bool(first) and (not rest or handed_first < share * handed)
-        name = (first if take_first else rest).pop(0)
+    while spread or rest:
+        if len(running) == workers:
+            now = heapq.heappop(running)[0]
+            continue
+        take_spread = bool(spread) and (not rest or sum(contends for _, _, contends in running) < cap)
+        name = (spread if take_spread else rest).pop(0)
         ordered.append(name)
-        handed += weights[name]
-        handed_first += weights[name] if take_first else 0.0
+        heapq.heappush(running, (now + weights[name], len(ordered), take_spread))
     return ordered
 
 

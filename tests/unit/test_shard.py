@@ -20,6 +20,7 @@ from harness.run.shard import (
     longest_groups_first,
     parse_shard,
     shard_cells,
+    spread_out,
 )
 from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
 
@@ -126,6 +127,28 @@ def test_longest_groups_first_orders_groups_by_weight_and_keeps_each_group_whole
         start = ordered.index(members[0])
         assert ordered[start:start + len(members)] == groups_in_order(SELECTION)[group]
         assert members[0].style == CONTROL_STYLE
+
+
+def test_with_workers_the_round_trip_groups_run_a_few_at_a_time_and_are_out_before_the_end():
+    names = ([f"k{i}/export_roundtrip*" for i in range(8)] + [f"k{i}/aoti*" for i in range(16)]
+             + [f"k{i}/eager" for i in range(16)])
+    weights = {**{name: 40.0 for name in names[:8]}, **{name: 30.0 for name in names[8:24]}, **{name: 1.0 for name in names[24:]}}
+    contending = set(names[:8])
+    ordered = spread_out(names, contending, weights, workers=8)
+    assert sorted(ordered) == sorted(names) and ordered == spread_out(names, contending, weights, workers=8)
+    # their share of the weight is 320/816: with 8 workers and SPREAD_UNTIL 0.75, at most ceil(4.18) = 5 at once
+    assert [name in contending for name in ordered[:8]] == [True] * 5 + [False] * 3
+    assert max(index for index, name in enumerate(ordered) if name in contending) < ordered.index("k0/eager")
+    assert spread_out(names, contending, weights, workers=1) == names  # one worker: nothing to spread
+
+
+def test_longest_groups_first_spreads_the_round_trip_groups_for_the_workers_it_is_told_of():
+    cells = select_cells([f"k{i}" for i in range(6)], ["native", "custom_op"], ["eager", "aoti", "export_roundtrip"])
+    durations = {cell.id: 10.0 if cell.pipeline != "eager" else 0.5 for cell in cells}
+    alone = list(groups_in_order(longest_groups_first(cells, durations)))
+    spread = list(groups_in_order(longest_groups_first(cells, durations, workers=4)))
+    assert sorted(alone) == sorted(spread) and alone != spread
+    assert sum(group.endswith("export_roundtrip*") for group in spread[:4]) == 3  # ceil(4 x 120/246 / 0.75)
 
 
 def test_plain_pytest_collects_the_longest_group_first_with_durations(tmp_path):
