@@ -8,8 +8,9 @@ No process is made per cell. What keeps a fault in its cell:
   the worker at the time limit; the controller records `timeout`;
 - a CUDA error poisons the context for every later cell, so after recording that cell the worker
   leaves (`retire`) and xdist starts a fresh one;
-- between cells the worker resets Dynamo, drops the operators the harness registered, and restores
-  os.environ, so the next cell can register its own;
+- between cells the worker resets Dynamo, drops the operators the harness registered, restores os.environ,
+  so the next cell can register its own, and fills the GPU memory the allocator holds free with NaN, so that an
+  output no kernel wrote never reads an earlier cell's answer (harness.run.gpu_memory);
 - torch's config modules are restored after each cell; a cell that changes other global state (the default
   dtype, grad mode, the working directory: harness.run.global_state) is recorded as it ran, and then the
   worker retires, so the next cell starts in a fresh worker.
@@ -37,6 +38,7 @@ from harness.run import global_state
 from harness.run.cell import CellRequest, execute_cell, result_for
 from harness.run.death import death_evidence
 from harness.run.fresh_python import run_fresh_python
+from harness.run.gpu_memory import fill_free_gpu_memory
 
 CURRENT, STAGE, FAULT_LOG, RETIRED = "current.json", "stage", "fault.log", "retired.json"
 CUDA_ERROR = re.compile(r"CUDA error|AcceleratorError|cudaError|illegal memory access|device-side assert")
@@ -80,6 +82,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     (directory / STAGE).write_text("build")
     environ = dict(os.environ)
     _reset_between_cells()
+    fill_failure = _fill_free_memory()
     configs = global_state.save_configs()
     state_before = global_state.snapshot()
     faulthandler.dump_traceback_later(timeout_s, exit=True, file=log)
@@ -96,6 +99,8 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     result.detail["isolation"] = "worker"
     result.detail["worker_pid"] = os.getpid()
     result.detail["started_at"] = round(started, 3)  # epoch seconds: a run's timeline, worker by worker
+    if fill_failure:
+        result.detail["free_memory_fill"] = fill_failure
     poisoned = _cuda_poisoned(result) or _state_changed(request, state_before)
     if poisoned:
         _slot.retire_reason = poisoned
@@ -123,6 +128,15 @@ def _reset_between_cells() -> None:
     libraries = getattr(custom_ops, "OPDEF_TO_LIB", {})  # custom_op's and triton_op's registrations, by qualified name
     for name in [name for name in libraries if name.startswith("tcm_")]:
         libraries.pop(name)._destroy()
+
+
+def _fill_free_memory() -> str | None:
+    """NaN in the GPU memory earlier cells freed (harness.run.gpu_memory); why not, where it could not be done."""
+    try:
+        fill_free_gpu_memory()
+    except Exception as exc:  # the cell still runs; its detail says its outputs may read an earlier cell's memory
+        return f"free GPU memory not filled: {type(exc).__name__}: {exc}"
+    return None
 
 
 def _state_changed(request: CellRequest, before: dict[str, Any]) -> str | None:

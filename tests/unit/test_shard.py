@@ -133,13 +133,23 @@ def test_with_workers_the_round_trip_groups_run_a_few_at_a_time_and_are_out_befo
     names = ([f"k{i}/export_roundtrip*" for i in range(8)] + [f"k{i}/aoti*" for i in range(16)]
              + [f"k{i}/eager" for i in range(16)])
     weights = {**{name: 40.0 for name in names[:8]}, **{name: 30.0 for name in names[8:24]}, **{name: 1.0 for name in names[24:]}}
-    contending = set(names[:8])
-    ordered = spread_out(names, contending, weights, workers=8)
-    assert sorted(ordered) == sorted(names) and ordered == spread_out(names, contending, weights, workers=8)
+    kinds = {name: "cuda contexts" for name in names[:8]}
+    ordered = spread_out(names, kinds, weights, workers=8)
+    assert sorted(ordered) == sorted(names) and ordered == spread_out(names, kinds, weights, workers=8)
     # their share of the weight is 320/816: with 8 workers and SPREAD_UNTIL 0.75, at most ceil(4.18) = 5 at once
-    assert [name in contending for name in ordered[:8]] == [True] * 5 + [False] * 3
-    assert max(index for index, name in enumerate(ordered) if name in contending) < ordered.index("k0/eager")
-    assert spread_out(names, contending, weights, workers=1) == names  # one worker: nothing to spread
+    assert [name in kinds for name in ordered[:8]] == [True] * 5 + [False] * 3
+    assert max(index for index, name in enumerate(ordered) if name in kinds) < ordered.index("k0/eager")
+    assert spread_out(names, kinds, weights, workers=1) == names  # one worker: nothing to spread
+
+
+def test_each_kind_has_its_own_cap():
+    names = [f"k{i}/export_roundtrip*" for i in range(6)] + [f"k{i}/tensor_subclass" for i in range(6)] + \
+        [f"k{i}/aoti*" for i in range(12)]
+    weights = {name: 10.0 for name in names}
+    kinds = {**{name: "cuda contexts" for name in names[:6]}, **{name: "worker restarts" for name in names[6:12]}}
+    ordered = spread_out(names, kinds, weights, workers=6)
+    # each kind is 60 of 240: ceil(6 x 1/4 / 0.75) = 2 of each among the 6 groups that start together
+    assert [kinds.get(name, "") for name in ordered[:6]] == ["cuda contexts"] * 2 + ["worker restarts"] * 2 + [""] * 2
 
 
 def test_longest_groups_first_spreads_the_round_trip_groups_for_the_workers_it_is_told_of():

@@ -1,0 +1,34 @@
+"""Free GPU memory is filled between cells: which blocks are free, and that nothing is done without CUDA."""
+
+from __future__ import annotations
+
+import struct
+
+import torch
+
+from harness.run.gpu_memory import FILL_BYTE, fill_free_gpu_memory, free_blocks
+
+SNAPSHOT = [  # the shape of torch.cuda.memory_snapshot(): segments, each with its blocks
+    {"device": 0, "address": 1000, "blocks": [{"address": 1000, "size": 512, "state": "active_allocated"},
+                                              {"address": 1512, "size": 512, "state": "inactive"}]},
+    {"device": 1, "address": 9000, "blocks": [{"address": 9000, "size": 2048, "state": "inactive"},
+                                              {"address": 11048, "size": 64, "state": "active_pending_free"}]},
+]
+
+
+def test_only_the_blocks_held_free_are_filled_on_their_own_device():
+    assert free_blocks(SNAPSHOT) == [(0, 1512, 512), (1, 9000, 2048)]
+    assert free_blocks([{"device": 0, "address": 0}]) == []  # a segment without blocks
+
+
+def test_the_fill_byte_is_nan_in_every_floating_point_dtype():
+    for dtype in (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
+        filled = torch.full((4 * torch.empty(0, dtype=dtype).element_size(),), FILL_BYTE, dtype=torch.uint8)
+        assert filled.view(dtype).to(torch.float32).isnan().all(), dtype
+    assert struct.unpack("<i", bytes([FILL_BYTE] * 4))[0] == -1
+
+
+def test_without_cuda_in_use_nothing_is_filled():
+    if not torch.cuda.is_initialized():  # the CPU tier: the fill neither starts CUDA nor fails
+        assert fill_free_gpu_memory() == 0
+        assert not torch.cuda.is_initialized()
