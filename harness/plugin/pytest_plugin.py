@@ -85,9 +85,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ordered = list(cells)
     durations = matrix_state(config).durations
     if durations:
-        workers = int(getattr(config, "workerinput", {}).get("workercount", 1))  # xdist's workers order their collection
-        rank = {cell.id: position for position, cell in
-                enumerate(longest_groups_first(list(cells.values()), durations, workers))}
+        rank = {cell.id: position for position, cell in enumerate(longest_groups_first(list(cells.values()), durations))}
         ordered.sort(key=lambda item: rank[cells[item].id])
     order = matrix_state(config).order
     if order == "reversed":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import pytest
 from harness.results import read_results
 from harness.run.selection import select_cells
 from harness.run.shard import (
+    RETIREMENT_S,
     Shard,
     ShardError,
     assign_groups,
@@ -20,7 +22,6 @@ from harness.run.shard import (
     longest_groups_first,
     parse_shard,
     shard_cells,
-    spread_out,
 )
 from harness.vocab import CONTROL_STYLE, PIPELINES, STYLES
 
@@ -129,36 +130,17 @@ def test_longest_groups_first_orders_groups_by_weight_and_keeps_each_group_whole
         assert members[0].style == CONTROL_STYLE
 
 
-def test_with_workers_the_round_trip_groups_run_a_few_at_a_time_and_are_out_before_the_end():
-    names = ([f"k{i}/export_roundtrip*" for i in range(8)] + [f"k{i}/aoti*" for i in range(16)]
-             + [f"k{i}/eager" for i in range(16)])
-    weights = {**{name: 40.0 for name in names[:8]}, **{name: 30.0 for name in names[8:24]}, **{name: 1.0 for name in names[24:]}}
-    kinds = {name: "cuda contexts" for name in names[:8]}
-    ordered = spread_out(names, kinds, weights, workers=8)
-    assert sorted(ordered) == sorted(names) and ordered == spread_out(names, kinds, weights, workers=8)
-    # their share of the weight is 320/816: with 8 workers and SPREAD_UNTIL 0.75, at most ceil(4.18) = 5 at once
-    assert [name in kinds for name in ordered[:8]] == [True] * 5 + [False] * 3
-    assert max(index for index, name in enumerate(ordered) if name in kinds) < ordered.index("k0/eager")
-    assert spread_out(names, kinds, weights, workers=1) == names  # one worker: nothing to spread
-
-
-def test_each_kind_has_its_own_cap():
-    names = [f"k{i}/export_roundtrip*" for i in range(6)] + [f"k{i}/tensor_subclass" for i in range(6)] + \
-        [f"k{i}/aoti*" for i in range(12)]
-    weights = {name: 10.0 for name in names}
-    kinds = {**{name: "cuda contexts" for name in names[:6]}, **{name: "worker restarts" for name in names[6:12]}}
-    ordered = spread_out(names, kinds, weights, workers=6)
-    # each kind is 60 of 240: ceil(6 x 1/4 / 0.75) = 2 of each among the 6 groups that start together
-    assert [kinds.get(name, "") for name in ordered[:6]] == ["cuda contexts"] * 2 + ["worker restarts"] * 2 + [""] * 2
-
-
-def test_longest_groups_first_spreads_the_round_trip_groups_for_the_workers_it_is_told_of():
-    cells = select_cells([f"k{i}" for i in range(6)], ["native", "custom_op"], ["eager", "aoti", "export_roundtrip"])
-    durations = {cell.id: 10.0 if cell.pipeline != "eager" else 0.5 for cell in cells}
-    alone = list(groups_in_order(longest_groups_first(cells, durations)))
-    spread = list(groups_in_order(longest_groups_first(cells, durations, workers=4)))
-    assert sorted(alone) == sorted(spread) and alone != spread
-    assert sum(group.endswith("export_roundtrip*") for group in spread[:4]) == 3  # ceil(4 x 120/246 / 0.75)
+def test_a_cell_that_retired_its_worker_also_weighs_its_replacements_start(tmp_path):
+    lines = CPU_FIXTURE.read_text().splitlines()
+    retired = next(index for index, line in enumerate(lines) if '"record": "cell"' in line)
+    record = json.loads(lines[retired])
+    record["detail"]["worker_retired"] = "CUDA error in " + record["id"]
+    lines[retired] = json.dumps(record)
+    (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n")
+    plain, with_retirement = load_durations(CPU_FIXTURE), load_durations(tmp_path / "results.jsonl")
+    assert with_retirement[record["id"]] == pytest.approx(plain[record["id"]] + RETIREMENT_S)
+    assert {k: v for k, v in with_retirement.items() if k != record["id"]} == \
+        {k: v for k, v in plain.items() if k != record["id"]}
 
 
 def test_plain_pytest_collects_the_longest_group_first_with_durations(tmp_path):
