@@ -59,9 +59,7 @@ def restart_safe_loadgroup(config: Any, log: Any) -> Any:
     from xdist.scheduler import LoadGroupScheduling
 
     # xdist hands groups out largest (most items) first unless told not to; the plugin already put them longest
-    # (by duration) first, and in a matrix run the largest groups are not the longest: by item count the
-    # AOTInductor and round-trip groups (23 and 12 cells) went before the 6-cell autotune sweeps that take
-    # 160 s each, which then started 240 s into the run and bounded it (docs/maintainers.md, "Scheduling").
+    # (by duration) first, and the largest groups of a matrix run are not its longest (docs/maintainers.md, "Ordering").
     config.option.loadscopereorder = False
 
     class RestartSafeLoadGroupScheduling(LoadGroupScheduling):

@@ -1,12 +1,11 @@
 """Between cells, the GPU memory PyTorch's allocator holds free is filled with NaN.
 
 Why: the caching allocator gives a cell the blocks an earlier cell freed, contents and all. An output that a
-kernel never writes (FlopCounterMode does not launch a bare `wrap_triton` kernel; some Inductor graphs never
-write a tensor-descriptor kernel's output) is whatever that memory held: mostly garbage, so `wrong`; but where
-the block held the right answer of the cell before (the same shape, a style that works), the check passes and
-the verdict depends on the order cells ran in (docs/maintainers.md, "Reproducible verdicts"). Filled with NaN,
-such an output is `wrong` whichever cell ran before. Worker isolation only: a process per cell starts with no
-freed blocks.
+kernel never writes (FlopCounterMode does not launch a bare `wrap_triton` kernel) is whatever that memory held:
+mostly garbage, so `wrong`; but where the block held the right answer of the cell before (the same shape, a style
+that works), the check passes and the verdict depends on the order cells ran in (docs/maintainers.md, "Order
+independence"). Filled with NaN, such an output is `wrong` whichever cell ran before. Worker isolation only: a
+process per cell starts with no freed blocks.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ class _Memory:
 def fill_free_gpu_memory() -> int:
     """Fill every free block of every device with FILL_BYTE; the bytes filled (0 where CUDA is not in use)."""
     torch = sys.modules.get("torch")
-    if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+    if torch is None or not torch.cuda.is_initialized():
         return 0
     filled = 0
     for device, address, size in free_blocks(torch.cuda.memory_snapshot()):

@@ -17,7 +17,7 @@ from pathlib import Path
 from harness.results import ResultsFileError, read_results
 from harness.run.selection import Cell
 
-RETIREMENT_S = 4.5  # a retired worker's replacement starting, until its group's next cell runs (docs/maintainers.md)
+RETIREMENT_S = 4.5  # a retired worker's replacement starting, until its group's next cell runs (docs/maintainers.md, "Ordering")
 
 
 class ShardError(ValueError):
