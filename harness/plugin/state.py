@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from harness.report.compare.baseline import load_baseline
+from harness.report.markdown.committed import PUBLISHED_GPU_RESULTS
 from harness.results import CellResult
 from harness.run.caches import caches_root, run_caches
 from harness.run.environment import describe, enter_tier, resolve_tier
@@ -120,7 +121,7 @@ class MatrixState:
                 os.environ[variable] = str(root / name)
 
 
-PUBLISHED_RESULTS = {"gpu": Path(__file__).resolve().parents[2] / "reports" / "gpu-results.jsonl"}
+PUBLISHED_RESULTS = {"gpu": PUBLISHED_GPU_RESULTS}
 
 
 def _published_durations(tier: str) -> dict[str, float] | None:
