@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -141,9 +142,16 @@ def run_matrix(tmp_path: Path, reference_outcome: str) -> tuple[subprocess.Compl
     return completed, results
 
 
+@pytest.fixture(scope="module")
+def skip_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
+    """The run against a reference in which the cell was skipped too: written once, read by the test of what it
+    writes and copied by the test that resumes it (the same command ran twice before, about 16 s of CPU each)."""
+    return run_matrix(tmp_path_factory.mktemp("nox-skip"), "skip")
+
+
 @pytest.mark.slow
-def test_no_venv_matrix_writes_results_report_and_diff(tmp_path: Path) -> None:
-    completed, results = run_matrix(tmp_path, "skip")
+def test_no_venv_matrix_writes_results_report_and_diff(skip_run: tuple[subprocess.CompletedProcess, Path]) -> None:
+    completed, results = skip_run
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     stem = str(results).removesuffix(".jsonl")
     for path in (results, Path(f"{stem}.md"), Path(f"{stem}.report.md"), Path(f"{stem}.diff.md")):
@@ -162,10 +170,13 @@ def test_no_venv_matrix_fails_on_a_regression_after_writing_everything(tmp_path:
 
 
 @pytest.mark.slow
-def test_no_venv_matrix_resumes_a_stopped_run(tmp_path: Path) -> None:
-    """`-- --resume FILE` appends the missing cells to FILE (nox must not add --overwrite), then reports on all of them."""
-    completed, results = run_matrix(tmp_path, "skip")
+def test_no_venv_matrix_resumes_a_stopped_run(skip_run: tuple[subprocess.CompletedProcess, Path], tmp_path: Path) -> None:
+    """`-- --resume FILE` appends the missing cells to FILE (nox must not add --overwrite), then reports on all of them.
+    FILE is a copy of the shared run's results, so the test of what that run wrote reads it unchanged."""
+    completed, written = skip_run
     assert completed.returncode == 0, completed.stderr[-3000:]
+    results = tmp_path / written.name
+    shutil.copyfile(written, results)
     resumed = nox("--no-venv", "-s", "matrix", "--", "--tier", "cpu", "-k", "add", "-s", "native", "-p", "cudagraphs",
                   "-p", "cpu_fallback", "-n", "1", "--resume", str(results),
                   env={"TCM_REFERENCE": str(reference(tmp_path, "skip"))}, timeout=600)
