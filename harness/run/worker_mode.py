@@ -117,7 +117,10 @@ def _stage_marker(path: Path) -> Any:
 
 
 def _reset_between_cells() -> None:
-    """Forget what an earlier cell left that would change this one: Dynamo's caches and the harness's operators."""
+    """Forget what an earlier cell left that would change this one: Dynamo's caches, the harness's operators, and
+    Triton's interpreter's rewritten kernels (after a launch, Dynamo tracing that kernel's launch skipped the
+    rewrite and stopped at another graph break: the error line depended on the cells before,
+    docs/maintainers.md, "Order independence")."""
     if "torch" not in sys.modules:
         return
     if "torch._dynamo" in sys.modules:
@@ -128,6 +131,10 @@ def _reset_between_cells() -> None:
     libraries = getattr(custom_ops, "OPDEF_TO_LIB", {})  # custom_op's and triton_op's registrations, by qualified name
     for name in [name for name in libraries if name.startswith("tcm_")]:
         libraries.pop(name)._destroy()
+    interpreter = sys.modules.get("triton.runtime.interpreter")
+    rewritten = getattr(getattr(interpreter, "InterpretedFunction", None), "rewritten_fn", None)
+    if isinstance(rewritten, dict):  # the interpreter's rewrite of each kernel launched so far: a new process has none
+        rewritten.clear()
 
 
 def _fill_free_memory() -> str | None:

@@ -2,13 +2,13 @@
 
 For each pipeline, one cell that passes and one that does not on the CPU tier (a pipeline the CPU tier
 cannot ask has its skip cell instead). The harness records every one of those cells in one run of
-`python -m harness run` (its cells picked with pytest's `-k`), each cell in a Python of its own (`--isolation
-process`, as the script runs: in worker isolation three cells' error lines differ from a fresh Python's, Dynamo's
-GB0156 on `UntypedStorage.data_ptr` where a fresh Python stops at GB0007 on torch.package's patched
-`inspect.getfile`); each cell's script is written from its record as soon as the record is in the results file
-and runs in a fresh isolated Python (`-I`, no
-PYTHONPATH, no TRITON_INTERPRET: the script sets it) from an empty folder, so nothing of the harness can be
-imported. The scripts (42 fresh Pythons, most of their time AOTInductor's C++ builds and torch's import) run
+`python -m harness run` (its cells picked with pytest's `-k`) in worker isolation, the default, where a worker
+runs many cells one after another; each cell's script is written from its record as soon as the record is in the
+results file and runs in a fresh isolated Python (`-I`, no PYTHONPATH, no TRITON_INTERPRET: the script sets it)
+from an empty folder, so nothing of the harness can be imported. The script's last line must be the record's
+outcome and error line: this also holds worker isolation to a fresh Python's evidence (before the worker cleared
+the interpreter's rewritten kernels between cells, three cells' error lines depended on the cells before them).
+The scripts (42 fresh Pythons, most of their time AOTInductor's C++ builds and torch's import) run
 SCRIPTS_AT_ONCE at a time beside the harness run.
 """
 
@@ -85,7 +85,7 @@ def _harness_run(cells: list[str], output: Path, log: Path) -> subprocess.Popen:
     parts = [split_cell_id(cell) for cell in cells]
     names = [",".join(sorted({part[axis] for part in parts})) for axis in range(3)]
     command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "-k", names[0], "-s", names[1], "-p", names[2],
-               "-n", "2", "--isolation", "process", "--timeout", "600", "--confirm", "0", "-o", str(output),
+               "-n", "2", "--isolation", "worker", "--timeout", "600", "--confirm", "0", "-o", str(output),
                "--", "-k", " or ".join(map(_keyword, cells))]
     with open(log, "w") as handle:  # a file, not a pipe: nobody reads a pipe while the run goes on
         return subprocess.Popen(command, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT)
