@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import struct
 
+import pytest
 import torch
 
+from harness.run.environment import resolve_tier
 from harness.run.gpu_memory import FILL_BYTE, fill_free_gpu_memory, free_blocks
 
+TIER = resolve_tier("auto")
 SNAPSHOT = [  # the shape of torch.cuda.memory_snapshot(): segments, each with its blocks
     {"device": 0, "address": 1000, "blocks": [{"address": 1000, "size": 512, "state": "active_allocated"},
                                               {"address": 1512, "size": 512, "state": "inactive"}]},
@@ -28,7 +31,18 @@ def test_the_fill_byte_is_nan_in_every_floating_point_dtype():
     assert struct.unpack("<i", bytes([FILL_BYTE] * 4))[0] == -1
 
 
+@pytest.mark.skipif(TIER != "cpu", reason="without CUDA: the CPU tier's case")
 def test_without_cuda_in_use_nothing_is_filled():
-    if not torch.cuda.is_initialized():  # the CPU tier: the fill neither starts CUDA nor fails
-        assert fill_free_gpu_memory() == 0
-        assert not torch.cuda.is_initialized()
+    assert fill_free_gpu_memory() == 0  # the fill neither starts CUDA nor fails
+    assert not torch.cuda.is_initialized()
+
+
+@pytest.mark.skipif(TIER != "gpu", reason="needs a GPU")
+def test_a_freed_block_reads_nan_once_filled():
+    freed = torch.arange(1000, device="cuda", dtype=torch.float32)
+    address = freed.data_ptr()
+    del freed
+    assert fill_free_gpu_memory() > 0
+    reused = torch.empty(1000, device="cuda", dtype=torch.float32)
+    assert reused.data_ptr() == address  # the allocator handed the same block back: now NaN, not the freed values
+    assert reused.isnan().all()
