@@ -11,4 +11,4 @@ class FreshRun:
 
     returncode: int  # negative: the signal that ended it
     output: str  # its stdout and stderr
-    how: str  # "zygote" or "spawn"
+    how: str  # "zygote", "zygote, forked ahead" (its CUDA context made before the request) or "spawn"

@@ -2,8 +2,9 @@
 
 xdist's loadgroup scheduler is not safe for workers that die mid-group (docs/maintainers.md, "xdist's
 scheduler and dead workers" lists what goes wrong); worker isolation replaces a worker after every crash, so the
-controller uses the subclass below, with xdist's option `loadscopereorder` off (groups go out in collection
-order). It overrides `remove_node` and `_reschedule`, calls `_assign_work_unit` and `_pending_of`, reads
+controller uses the subclass below, with xdist's option `loadscopereorder` off: groups go out in collection
+order, except that at most CONTEXT_BOUND_AT_ONCE round-trip groups run at once while other groups wait. It
+overrides `remove_node`, `_reschedule` and `_assign_work_unit`, calls `_pending_of`, reads
 `assigned_work`, `registered_collections`, `workqueue` and `node.shutting_down`, and reads a dead worker's exit
 status from execnet's `gateway._io.popen`. pyproject.toml bounds pytest-xdist to the
 versions this was tested with; tests/unit/test_xdist_private_api.py fails with one clear line when an xdist
@@ -13,12 +14,16 @@ release changes any of it.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterable
 from typing import Any
+
+from harness.run.selection import context_bound
 
 # name -> what it must be on xdist.scheduler.LoadGroupScheduling (an attribute set in __init__ is checked on an instance)
 SCHEDULER_METHODS = ("remove_node", "_reschedule", "_assign_work_unit", "_pending_of")
 SCHEDULER_ATTRIBUTES = ("assigned_work", "registered_collections", "workqueue")
 TESTED_XDIST = ("3.8.0", "3.8.0")  # the oldest and newest pytest-xdist this module was tested with (pyproject.toml's bound)
+CONTEXT_BOUND_AT_ONCE = 4  # round-trip groups running at once while others wait (docs/maintainers.md, "Ordering")
 
 
 def private_api_problems() -> list[str]:
@@ -30,6 +35,8 @@ def private_api_problems() -> list[str]:
     base = LoadGroupScheduling.__mro__[1]  # LoadScopeScheduling sets the attributes in its __init__
     source = inspect.getsource(base.__init__)
     problems += [f"{base.__name__} no longer sets self.{name}" for name in SCHEDULER_ATTRIBUTES if f"self.{name}" not in source]
+    if "popitem(last=False)" not in inspect.getsource(base._assign_work_unit):
+        problems.append(f"{base.__name__}._assign_work_unit no longer hands out the work queue's first group")
     if "loadscopereorder" not in inspect.getsource(base.schedule):
         problems.append(f"{base.__name__}.schedule no longer reads the option loadscopereorder (--no-loadscope-reorder)")
     from xdist import newhooks
@@ -49,6 +56,17 @@ def private_api_problems() -> list[str]:
             problems.append(f"LoadGroupScheduling._pending_of takes {parameters}, not (self, workload)")
     return [f"pytest-xdist {xdist.__version__}: {problem} (harness/plugin/xdist_scheduler.py relies on it; "
             f"tested with {TESTED_XDIST[0]} to {TESTED_XDIST[1]})" for problem in problems]
+
+
+def group_to_hand_out(queued: Iterable[str], running: Iterable[str], at_once: int = CONTEXT_BOUND_AT_ONCE) -> str | None:
+    """The queued group to hand out next: the first, unless it is context-bound while `at_once` such groups run,
+    then the first that is not; None when the queue is empty. Context-bound groups left alone go out as they are."""
+    queue = list(queued)
+    if not queue:
+        return None
+    if not context_bound(queue[0]) or sum(map(context_bound, running)) < at_once:
+        return queue[0]
+    return next((group for group in queue if not context_bound(group)), queue[0])
 
 
 def restart_safe_loadgroup(config: Any, log: Any) -> Any:
@@ -78,6 +96,15 @@ def restart_safe_loadgroup(config: Any, log: Any) -> Any:
             for other in self.assigned_work:
                 self._reschedule(other)
             return crashitem
+
+        def _assign_work_unit(self, node: Any) -> None:
+            """xdist's, given the group `group_to_hand_out` picks: it takes the queue's first."""
+            running = [scope for other, work in self.assigned_work.items() if other is not node
+                       for scope, unit in work.items() if not all(unit.values())]  # the asking node's are ending
+            chosen = group_to_hand_out(self.workqueue, running)
+            if chosen is not None:
+                self.workqueue.move_to_end(chosen, last=False)
+            super()._assign_work_unit(node)
 
         def _reschedule(self, node: Any) -> None:
             if node not in self.registered_collections:

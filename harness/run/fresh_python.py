@@ -3,7 +3,8 @@
 Pipelines that ask "does this run in a process that never imported the kernel's module?" (aoti_fresh_process)
 get this as `CellContext.fresh_python`, so the domain never knows how processes are made. The zygote imported
 torch and Inductor and ran Inductor's CPU ISA probe once, and never imported a kernel module or touched CUDA
-(harness.run.loader_zygote); a new Python pays all of that again (about 27 s per AOTI load on the H100).
+(harness.run.loader_zygote); a new Python pays all of that again (about 27 s per AOTI load on the H100). On the GPU
+tier the loader may have been forked ahead and made its CUDA context before the request (`how` says so).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from harness.domain.fresh_run import FreshRun
-from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
+from harness.run.loader_zygote import FORKED_AHEAD, LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
 
 
 def run_fresh_python(module: str, argv: list[str], log: Path, timeout_s: float, tier: str) -> FreshRun:
@@ -33,4 +34,4 @@ def run_fresh_python(module: str, argv: list[str], log: Path, timeout_s: float, 
         output = log.read_text(errors="replace")
     except OSError:
         output = ""
-    return FreshRun(run.returncode, output, "zygote")
+    return FreshRun(run.returncode, output, FORKED_AHEAD if run.forked_ahead else "zygote")

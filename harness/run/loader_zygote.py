@@ -14,8 +14,15 @@ asked for by harness.run.zygote_python).
 - Server: `python -m harness.run.loader_zygote DIR OWNER_PID TIER`. It binds DIR/zygote.sock first (clients
   may connect while it warms up), leaves when OWNER_PID is gone and its children have ended. A request is
   one byte (`L` a loader, `W` a worker, which carries its stdin, stdout and stderr) and one JSON line; the
-  answer to a loader is one JSON line `{"returncode": N, "timed_out": bool, "pid": P}` (N < 0: the signal
-  that ended it); a worker's caller first gets `{"pid": P}`, then the same line when the worker ends.
+  answer to a loader is one JSON line `{"returncode": N, "timed_out": bool, "pid": P, "ready": bool}` (N < 0: the
+  signal that ended it; `ready`: a loader forked ahead took it); a worker's caller first gets `{"pid": P}`, then
+  the same line when the worker ends.
+- Ready loaders: on the GPU tier the zygote keeps loaders forked ahead, each with its CUDA context made, waiting
+  for a request (`_ReadyLoaders`). Why: the driver makes contexts one at a time, and beside 16 busy workers each
+  takes about 0.4 s of it, so a loader forked at its request waited seconds for its context in the run's
+  round-trip phase (docs/maintainers.md, "Isolation"). A ready loader is as fresh as one forked at the request:
+  forked from the same zygote, used once, no kernel module imported; it only made its context earlier, with the
+  CUDA environment (`CUDA_PREFIXES`) of the request it was forked for, which is its key.
 - Client: `run_loader(DIR, OWNER_PID, TIER, MODULE, argv, env, timeout_s, log)`, which starts the zygote if none is
   alive (under a file lock: many workers may ask at once).
 - The controller makes DIR (`make_loader_dir`), starts the zygote itself when workers are to be forked from
@@ -59,6 +66,11 @@ LOADER_REQUEST = b"L"  # a request's first byte; a worker's is WORKER_REQUEST an
 REPLY_GRACE_S = 600.0  # past the loader's own limit (the warm-up counts in the first); the cell's limit comes first
 LOG_TAIL_CHARS = 300
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
+READY_VARIABLE = "TCM_READY_LOADERS"  # loaders kept forked ahead per CUDA environment; unset: READY_BY_TIER
+READY_BY_TIER = {"gpu": 8, "cpu": 0}  # the CPU tier has no context to make ahead (docs/maintainers.md, "Isolation")
+CUDA_PREFIXES = ("CUDA_", "PYTORCH_", "NVIDIA_")  # what a CUDA context is made with: a ready loader's key
+READY_SIGNAL = b"R"  # a loader forked ahead says its context is made
+FORKED_AHEAD = "zygote, forked ahead"  # FreshRun.how of a loader that made its CUDA context before its request
 SOCKET_PATH_LIMIT = 107  # AF_UNIX's sun_path on Linux holds 108 bytes, the last one a NUL
 
 
@@ -71,6 +83,8 @@ class LoaderRun:
     returncode: int
     timed_out: bool
     zygote_pid: int
+    forked_ahead: bool = False  # a ready loader took it: forked, and its CUDA context made, before the request
+    pid: int | None = None  # the loader's own
 
 
 # ---- the controller's side ----
@@ -186,7 +200,8 @@ def run_loader(directory: Path, owner_pid: int, tier: str, module: str, argv: li
         if not reply:
             raise ZygoteUnavailable(f"the loader zygote (pid {pid}) closed without an answer: {_log_tail(directory)}")
         answer = json.loads(reply)
-        return LoaderRun(int(answer["returncode"]), bool(answer["timed_out"]), pid)
+        return LoaderRun(int(answer["returncode"]), bool(answer["timed_out"]), pid, bool(answer.get("ready", False)),
+                         answer.get("pid"))
     raise AssertionError("unreachable")
 
 
@@ -214,6 +229,7 @@ def _warm(tier: str) -> None:
         with _probe_vec_isas():
             import harness.domain.pipelines  # noqa: F401  # deferred: imports torch, under the NVML check
             import harness.domain.pipelines.aoti_loader  # noqa: F401  # deferred: imports torch, under the NVML check
+            import harness.domain.pipelines.export_loader  # noqa: F401  # deferred: what a round trip's loader runs
             warm_imports()
         pick_vec_isa()  # functools-cached per process: every forked loader inherits the answer
     finally:
@@ -363,6 +379,152 @@ def _fork(request: dict[str, Any], descriptors: list[int], inherited: list[socke
     return pid
 
 
+def cuda_environment(env: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """What a CUDA context is made with: a ready loader serves only requests whose environment has the same."""
+    return tuple(sorted((name, value) for name, value in env.items() if name.startswith(CUDA_PREFIXES)))
+
+
+def ready_count(tier: str) -> int:
+    """How many loaders to keep forked ahead per CUDA environment (READY_VARIABLE, else READY_BY_TIER)."""
+    try:
+        return max(0, int(os.environ.get(READY_VARIABLE, READY_BY_TIER.get(tier, 0))))
+    except ValueError:
+        return READY_BY_TIER.get(tier, 0)
+
+
+def _ready_child(template: dict[str, str], channel: socket.socket, tier: str) -> int:
+    """In a loader forked ahead: make the CUDA context (GPU tier), say so with one byte, then wait for a request and
+    run it. A context that could not be made ends it with 3 before it says anything: the zygote then forks at each
+    request for that environment, as without ready loaders. The zygote closing the channel (it is leaving) ends it."""
+    os.environ.clear()
+    os.environ.update(template)
+    if tier == "gpu":
+        import torch
+
+        try:
+            torch.cuda.init()
+            torch.cuda.synchronize()  # the runtime makes the primary context here
+        except Exception:  # noqa: BLE001  (a loader forked at the request meets the error itself, with its evidence)
+            return 3
+    try:
+        channel.sendall(READY_SIGNAL)
+        line = channel.makefile("rb").readline()
+    except OSError:  # the zygote left while the context was being made
+        return 0
+    channel.close()
+    if not line:
+        return 0
+    return _loader_child(json.loads(line))
+
+
+@dataclass
+class _Ahead:
+    pid: int
+    channel: socket.socket  # the zygote's end: READY_SIGNAL comes on it, the request goes on it
+    key: tuple[tuple[str, str], ...]
+    ready: bool = False  # its context is made
+
+
+class _ReadyLoaders:
+    """Loaders forked ahead, `count` per CUDA environment seen in a request: `take` hands a ready one a request,
+    `refill` forks what is missing, `heard` marks those that said they are ready, `close` ends them all."""
+
+    def __init__(self, count: int, tier: str) -> None:
+        self.count, self.tier = count, tier
+        self.ahead: list[_Ahead] = []
+        self.templates: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+        self.refused: set[tuple[tuple[str, str], ...]] = set()  # a loader could not make its context there
+        self.forked: dict[int, tuple[tuple[str, str], ...]] = {}  # every loader forked ahead and not yet taken: its key
+
+    def channels(self) -> list[socket.socket]:
+        return [entry.channel for entry in self.ahead]
+
+    def unheard(self) -> list[socket.socket]:
+        return [entry.channel for entry in self.ahead if not entry.ready]
+
+    def heard(self, channel: socket.socket) -> None:
+        for entry in self.ahead:
+            if entry.channel is channel:
+                try:
+                    entry.ready = channel.recv(1) == READY_SIGNAL
+                except OSError:
+                    entry.ready = False
+                if not entry.ready:  # it ended before its context was made: `ended` reaps it
+                    channel.close()
+                    self.ahead.remove(entry)
+                return
+
+    def take(self, request: dict[str, Any]) -> int | None:
+        """The pid of a ready loader now running `request`, or None (none ready for its CUDA environment)."""
+        if self.count == 0:
+            return None
+        key = cuda_environment(request["env"])
+        self.templates.setdefault(key, dict(request["env"]))
+        for entry in [entry for entry in self.ahead if entry.key == key and entry.ready]:
+            self.ahead.remove(entry)
+            self.forked.pop(entry.pid, None)
+            try:
+                entry.channel.sendall((json.dumps(request) + "\n").encode())
+            except OSError:  # it died after saying it was ready; its exit is reaped as any child's
+                continue
+            finally:
+                entry.channel.close()
+            return entry.pid
+        return None
+
+    def refill(self, inherited: list[socket.socket]) -> None:
+        for key, template in self.templates.items():
+            while key not in self.refused and sum(entry.key == key for entry in self.ahead) < self.count:
+                self.ahead.append(self._fork(key, template, inherited + self.channels()))
+
+    def _fork(self, key: tuple[tuple[str, str], ...], template: dict[str, str], inherited: list[socket.socket]) -> _Ahead:
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                for other in [*inherited, ours]:
+                    other.close()
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                code = _ready_child(template, theirs, self.tier)
+            except BaseException:  # noqa: B036  (as in _fork: never back into the server loop)
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(code)
+        theirs.close()
+        self.forked[pid] = key
+        return _Ahead(pid, ours, key)
+
+    def ended(self, pid: int, status: int) -> None:
+        """A loader forked ahead ended before its request: one that could not make its context stops its key."""
+        key = self.forked.pop(pid, None)
+        for entry in [entry for entry in self.ahead if entry.pid == pid]:
+            self.ahead.remove(entry)
+            entry.channel.close()
+        code = os.waitstatus_to_exitcode(status)
+        if key is not None and code != 0 and key not in self.refused:
+            self.refused.add(key)
+            print(f"a loader forked ahead ({pid}) ended with {code} before its request: each request for its CUDA "
+                  "environment gets a loader forked at it from now on", flush=True)
+
+    def close(self) -> None:
+        """The zygote leaves: each waiting loader reads its closed channel and ends; they are waited for."""
+        for entry in self.ahead:
+            entry.channel.close()
+        for entry in self.ahead:
+            try:
+                os.waitpid(entry.pid, 0)
+            except ChildProcessError:
+                pass
+        self.ahead.clear()
+
+
 def _send(connection: socket.socket, answer: dict[str, Any], close: bool = True) -> None:
     try:
         connection.sendall((json.dumps(answer) + "\n").encode())
@@ -400,6 +562,7 @@ class _Running:
     client: socket.socket
     deadline: float
     worker: bool
+    forked_ahead: bool = False  # a ready loader (_ReadyLoaders) runs it
 
 
 def serve(directory: Path, owner_pid: int, tier: str) -> None:
@@ -417,13 +580,26 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
         return
     _record_warmup(directory, started, time.time())
     print(f"zygote {os.getpid()} ready: torch and Inductor imported, CPU ISA probed", flush=True)
+    ready = _ReadyLoaders(ready_count(tier), tier)
+    try:
+        _serve_requests(listener, owner_pid, ready)
+    finally:
+        ready.close()  # on SIGTERM too (main turns it into SystemExit): no loader forked ahead outlives the zygote
+    listener.close()
+
+
+def _serve_requests(listener: socket.socket, owner_pid: int, ready: _ReadyLoaders) -> None:
+    """Answer requests until the owner is gone and every child running a request has ended."""
     running: dict[int, _Running] = {}  # child pid -> its client, its deadline, whether it is a worker
     killed: set[int] = set()
     while _alive(owner_pid) or running:
         workers = {entry.client: pid for pid, entry in running.items() if entry.worker}
-        readable, _, _ = select.select([listener, *workers], [], [], 0.2)
-        for client in readable:
-            if client is not listener and _went_away(client) and workers[client] not in killed:
+        unheard = ready.unheard()
+        readable, _, _ = select.select([listener, *workers, *unheard], [], [], 0.2)
+        for channel in (channel for channel in readable if channel in unheard):
+            ready.heard(channel)
+        for client in (client for client in readable if client in workers):
+            if _went_away(client) and workers[client] not in killed:
                 os.kill(workers[client], signal.SIGKILL)  # its caller (harness.run.zygote_python) is gone: so is the worker
                 killed.add(workers[client])
         if listener in readable and _alive(owner_pid):
@@ -435,27 +611,33 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
                 connection.close()
                 continue
             worker = request["kind"] == "worker"
-            others = [listener, connection] + [entry.client for entry in running.values()]
-            pid = _fork(request, descriptors, others)
+            others = [listener, connection] + [entry.client for entry in running.values()] + ready.channels()
+            taken = None if worker else ready.take(request)
+            pid = taken if taken is not None else _fork(request, descriptors, others)
             running[pid] = _Running(connection, float("inf") if worker else time.monotonic() + float(request["timeout_s"]),
-                                    worker)
+                                    worker, forked_ahead=taken is not None)
             if worker:
                 _send(connection, {"pid": pid}, close=False)  # so that its caller can pass signals on
+            ready.refill([listener] + [entry.client for entry in running.values()])
         now = time.monotonic()
         for pid, entry in running.items():
             if now > entry.deadline and pid not in killed:
                 os.kill(pid, signal.SIGKILL)
                 killed.add(pid)
-        while running:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
             if pid == 0:
                 break
             if pid in running:
                 entry = running.pop(pid)
                 _send(entry.client, {"returncode": os.waitstatus_to_exitcode(status), "timed_out": pid in killed,
-                                     "pid": pid})
+                                     "pid": pid, "ready": entry.forked_ahead})
                 killed.discard(pid)
-    listener.close()
+            else:
+                ready.ended(pid, status)
 
 
 def main(argv: list[str]) -> int:

@@ -63,6 +63,14 @@ def chosen_styles(asked: Iterable[str], every: bool, tier: str) -> list[str]:
 # pipelines that can load one another's artifact -> the name of their shared group
 ARTIFACT_FAMILY = {"aoti": "aoti*", "aoti_strict": "aoti*", "aoti_fresh_process": "aoti*",
                    "export_roundtrip": "export_roundtrip*", "export_roundtrip_bare": "export_roundtrip*"}
+# groups whose every cell makes a CUDA context in a fresh process: the driver makes contexts one at a time, so the
+# scheduler runs only a few such groups at once (harness.plugin.xdist_scheduler, docs/maintainers.md "Ordering")
+CONTEXT_BOUND_FAMILIES = ("export_roundtrip*",)
+
+
+def context_bound(group: str) -> bool:
+    """Whether each cell of the group (Cell.group) makes a CUDA context of its own in a fresh process."""
+    return group.rsplit("/", 1)[-1] in CONTEXT_BOUND_FAMILIES
 
 
 @dataclass(frozen=True)

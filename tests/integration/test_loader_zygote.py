@@ -111,6 +111,65 @@ def test_a_zygote_that_cannot_start_is_one_clear_error(tmp_path):
         loader_zygote.ensure_started(directory, os.getpid(), TIER)
 
 
+def _zygote_processes(directory: Path) -> list[str]:
+    """The zygote of `directory` and every child of its still alive (forked children keep the zygote's command line)."""
+    found = subprocess.run(["pgrep", "-f", f"harness.run.loader_zygote {directory}"], capture_output=True, text=True)
+    return found.stdout.split()
+
+
+def _wait_until(predicate, timeout_s: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return predicate()
+
+
+def test_loaders_forked_ahead_serve_their_cuda_environment_once_each_and_leave_with_the_zygote(monkeypatch, tmp_path):
+    monkeypatch.setenv(loader_zygote.READY_VARIABLE, "2")  # the CPU tier keeps none by default
+    directory = loader_zygote.make_loader_dir()
+    try:
+        zygote = loader_zygote.ensure_started(directory, os.getpid(), TIER)
+        first, _ = _load(directory, tmp_path, tmp_path / "missing.pt2", name="first")
+        assert not first.forked_ahead  # the first request of an environment is what loaders are forked ahead for
+        assert _wait_until(lambda: len(_zygote_processes(directory)) == 3), "two loaders forked ahead, and the zygote"
+        answers = [_load(directory, tmp_path, tmp_path / "missing.pt2", name=f"ahead-{i}") for i in range(3)]
+        assert all(run.forked_ahead for run, _ in answers[:2])
+        assert all(run.returncode == 1 and report["status"] == "error" for run, report in answers)
+        assert all(report["kernel_modules"] == [] for _, report in answers), "as fresh as a loader forked at its request"
+        assert len({run.pid for run, _ in answers}) == 3, "each loader serves one request"
+        other = dict(os.environ, CUDA_TCM_OTHER="1")  # another CUDA environment: none is ready for it
+        paths = [tmp_path / f"other-{suffix}" for suffix in ("inputs.pt", "outputs.pt", "report.json")]
+        run = loader_zygote.run_loader(directory, os.getpid(), TIER, AOTI_LOADER,
+                                       [str(tmp_path / "missing.pt2"), *map(str, paths)], other, 60.0,
+                                       tmp_path / "other.log")
+        assert not run.forked_ahead and run.returncode == 1
+        assert _wait_until(lambda: len(_zygote_processes(directory)) == 5), "two more, for the other environment"
+    finally:
+        loader_zygote.stop(directory)
+    assert _zygote_processes(directory) == [], "no loader forked ahead outlives its zygote"
+    assert not loader_zygote._alive(zygote)
+
+
+def test_a_loader_forked_ahead_that_hangs_is_killed_at_its_limit_counted_from_its_request(monkeypatch, tmp_path):
+    monkeypatch.setenv(loader_zygote.READY_VARIABLE, "1")
+    directory = loader_zygote.make_loader_dir()
+    try:
+        loader_zygote.ensure_started(directory, os.getpid(), TIER)
+        _load(directory, tmp_path, tmp_path / "missing.pt2", name="seed")
+        assert _wait_until(lambda: len(_zygote_processes(directory)) == 2)
+        time.sleep(3)  # waiting ahead must not count against the request's limit
+        fifo = tmp_path / "never-written.pt2"
+        os.mkfifo(fifo)
+        started = time.monotonic()
+        run, report = _load(directory, tmp_path, fifo, timeout_s=2.0, name="hang")
+        assert run.forked_ahead and run.timed_out and run.returncode == -9
+        assert report["status"] == "started" and report["stage"] == "load"
+        assert time.monotonic() - started >= 2.0
+    finally:
+        loader_zygote.stop(directory)
+    assert _zygote_processes(directory) == []
+
+
 @pytest.mark.slow
 def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behind(tmp_path):
     outcomes = {}
