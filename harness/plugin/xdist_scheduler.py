@@ -3,7 +3,7 @@
 xdist's loadgroup scheduler is not safe for workers that die mid-group (docs/maintainers.md, "xdist's
 scheduler and dead workers" lists what goes wrong); worker isolation replaces a worker after every crash, so the
 controller uses the subclass below, with xdist's option `loadscopereorder` off: groups go out in collection
-order, except that at most CONTEXT_BOUND_AT_ONCE round-trip groups run at once while other groups wait. It
+order, except that round-trip groups are metered, CONTEXT_BOUND_AT_ONCE at a time from the run's start. It
 overrides `remove_node`, `_reschedule` and `_assign_work_unit`, calls `_pending_of`, reads
 `assigned_work`, `registered_collections`, `workqueue` and `node.shutting_down`, and reads a dead worker's exit
 status from execnet's `gateway._io.popen`. pyproject.toml bounds pytest-xdist to the
@@ -59,14 +59,17 @@ def private_api_problems() -> list[str]:
 
 
 def group_to_hand_out(queued: Iterable[str], running: Iterable[str], at_once: int = CONTEXT_BOUND_AT_ONCE) -> str | None:
-    """The queued group to hand out next: the first, unless it is context-bound while `at_once` such groups run,
-    then the first that is not; None when the queue is empty. Context-bound groups left alone go out as they are."""
+    """The queued group to hand out next; None when the queue is empty.
+
+    Context-bound groups (round trips) are metered: while fewer than `at_once` of them run, the first queued one
+    goes out, wherever it stands, so that they run side by side with the rest from the run's start instead of
+    all together at its end; while `at_once` run, the first other group goes out. Otherwise the queue's order
+    (longest first) holds, and context-bound groups left alone go out as they come."""
     queue = list(queued)
     if not queue:
         return None
-    if not context_bound(queue[0]) or sum(map(context_bound, running)) < at_once:
-        return queue[0]
-    return next((group for group in queue if not context_bound(group)), queue[0])
+    metered_in = sum(map(context_bound, running)) < at_once
+    return next((group for group in queue if context_bound(group) == metered_in), queue[0])
 
 
 def restart_safe_loadgroup(config: Any, log: Any) -> Any:
@@ -99,8 +102,9 @@ def restart_safe_loadgroup(config: Any, log: Any) -> Any:
 
         def _assign_work_unit(self, node: Any) -> None:
             """xdist's, given the group `group_to_hand_out` picks: it takes the queue's first."""
-            running = [scope for other, work in self.assigned_work.items() if other is not node
-                       for scope, unit in work.items() if not all(unit.values())]  # the asking node's are ending
+            # a unit counts while it has items undone; the asking node's last item is ending (it asks for the next)
+            running = [scope for other, work in self.assigned_work.items() for scope, unit in work.items()
+                       if list(unit.values()).count(False) > (1 if other is node else 0)]
             chosen = group_to_hand_out(self.workqueue, running)
             if chosen is not None:
                 self.workqueue.move_to_end(chosen, last=False)

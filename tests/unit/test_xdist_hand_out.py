@@ -1,8 +1,8 @@
 """Which group the scheduler hands out next (harness.plugin.xdist_scheduler.group_to_hand_out).
 
 Each round-trip cell makes a CUDA context in a fresh process, and the driver makes them one at a time: the
-scheduler keeps the collection's (longest-first) order but runs at most a few round-trip groups at once while
-other groups can be run instead (docs/maintainers.md, "Ordering").
+scheduler meters them, a few at a time from the run's start, and keeps the collection's (longest-first) order
+for the rest (docs/maintainers.md, "Ordering").
 """
 
 from __future__ import annotations
@@ -20,15 +20,18 @@ def test_only_the_round_trip_family_is_context_bound() -> None:
     assert not any(map(context_bound, OTHERS))
 
 
-def test_the_queue_order_is_kept_while_few_round_trips_run() -> None:
-    queue = [ROUND_TRIPS[2], OTHERS[0]]
-    assert group_to_hand_out(queue, ROUND_TRIPS[:1], at_once=2) == ROUND_TRIPS[2]
-    assert group_to_hand_out([OTHERS[0], ROUND_TRIPS[2]], ROUND_TRIPS[:2], at_once=2) == OTHERS[0]
+def test_while_few_round_trips_run_the_first_queued_one_goes_out_wherever_it_stands() -> None:
+    assert group_to_hand_out([OTHERS[0], OTHERS[1], ROUND_TRIPS[2]], ROUND_TRIPS[:1], at_once=2) == ROUND_TRIPS[2]
+    assert group_to_hand_out([ROUND_TRIPS[3], ROUND_TRIPS[2]], [], at_once=2) == ROUND_TRIPS[3]
 
 
-def test_a_round_trip_waits_while_enough_run_and_another_group_can_go_instead() -> None:
+def test_while_enough_round_trips_run_the_first_other_group_goes_out() -> None:
     queue = [ROUND_TRIPS[2], ROUND_TRIPS[3], OTHERS[0], OTHERS[1]]
     assert group_to_hand_out(queue, ROUND_TRIPS[:2] + OTHERS[1:], at_once=2) == OTHERS[0]
+
+
+def test_with_no_round_trip_left_the_queue_order_holds() -> None:
+    assert group_to_hand_out([OTHERS[1], OTHERS[0]], [], at_once=2) == OTHERS[1]
 
 
 def test_round_trips_left_alone_go_out_even_past_the_limit() -> None:
