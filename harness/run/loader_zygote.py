@@ -228,8 +228,7 @@ def _warm(tier: str) -> None:
 
         with _probe_vec_isas():
             import harness.domain.pipelines  # noqa: F401  # deferred: imports torch, under the NVML check
-            import harness.domain.pipelines.aoti_loader  # noqa: F401  # deferred: imports torch, under the NVML check
-            import harness.domain.pipelines.export_loader  # noqa: F401  # deferred: what a round trip's loader runs
+            from harness.domain.pipelines import aoti_loader, export_loader  # noqa: F401  # deferred: the loaders' modules, under the NVML check
             warm_imports()
         pick_vec_isa()  # functools-cached per process: every forked loader inherits the answer
     finally:

@@ -56,8 +56,8 @@ def _flop_counter_skips_the_launch(cell: CellResult, cells: Cells, features: Fea
     return f"the bare wrap_triton launch {where} and is wrong under FlopCounterMode: the output was never written"
 
 
-HOST_TMA_PIPELINES = ("compile", "compile_fullgraph", "compile_dynamic", "cudagraphs", "aoti", "aoti_strict",
-                      "aoti_fresh_process")
+HOST_TMA_PIPELINES = ("compile", "compile_fullgraph", "compile_dynamic", "cudagraphs", "compile_visible", "aoti",
+                      "aoti_strict", "aoti_fresh_process")  # compile_visible: torch.compile's defaults, its code read
 
 
 def _host_tensor_descriptor_as_constant(cell: CellResult, cells: Cells, features: Features) -> str | None:
