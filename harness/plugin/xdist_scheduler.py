@@ -23,7 +23,7 @@ from harness.run.selection import context_bound
 SCHEDULER_METHODS = ("remove_node", "_reschedule", "_assign_work_unit", "_pending_of")
 SCHEDULER_ATTRIBUTES = ("assigned_work", "registered_collections", "workqueue")
 TESTED_XDIST = ("3.8.0", "3.8.0")  # the oldest and newest pytest-xdist this module was tested with (pyproject.toml's bound)
-CONTEXT_BOUND_AT_ONCE = 4  # round-trip groups running at once while others wait (docs/maintainers.md, "Ordering")
+CONTEXT_BOUND_AT_ONCE = 4  # round-trip groups kept running from the run's start (docs/maintainers.md, "Ordering")
 
 
 def private_api_problems() -> list[str]:
