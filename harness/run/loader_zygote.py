@@ -48,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -354,15 +354,17 @@ def _worker_child(request: dict[str, Any], descriptors: list[int]) -> int:
     return code
 
 
-def _fork(request: dict[str, Any], descriptors: list[int], inherited: list[socket.socket]) -> int:
+def _fork_child(inherited: list[socket.socket], body: Callable[[], int]) -> int:
+    """Fork a child that closes `inherited` (the zygote's sockets: the zygote answers them), takes SIGTERM's default
+    and ends with `body()`'s code; the child's pid. Whatever happens, the child never returns into the server loop."""
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            for other in inherited:  # the listener and every client (its own included): the zygote answers them
+            for other in inherited:
                 other.close()
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            code = _worker_child(request, descriptors) if request.get("kind") == "worker" else _loader_child(request)
+            code = body()
         except BaseException:  # noqa: B036  (whatever happens, this process must not return into the server loop)
             import traceback
 
@@ -373,6 +375,13 @@ def _fork(request: dict[str, Any], descriptors: list[int], inherited: list[socke
                 sys.stderr.flush()
             finally:
                 os._exit(code)
+    return pid
+
+
+def _fork(request: dict[str, Any], descriptors: list[int], inherited: list[socket.socket]) -> int:
+    """A worker or a loader forked at its request; `inherited`: the listener and every client, its own included."""
+    worker = request.get("kind") == "worker"
+    pid = _fork_child(inherited, lambda: _worker_child(request, descriptors) if worker else _loader_child(request))
     for descriptor in descriptors:
         os.close(descriptor)
     return pid
@@ -433,7 +442,6 @@ class _ReadyLoaders:
         self.ahead: list[_Ahead] = []
         self.templates: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
         self.refused: set[tuple[tuple[str, str], ...]] = set()  # a loader could not make its context there
-        self.forked: dict[int, tuple[tuple[str, str], ...]] = {}  # every loader forked ahead and not yet taken: its key
 
     def channels(self) -> list[socket.socket]:
         return [entry.channel for entry in self.ahead]
@@ -448,9 +456,10 @@ class _ReadyLoaders:
                     entry.ready = channel.recv(1) == READY_SIGNAL
                 except OSError:
                     entry.ready = False
-                if not entry.ready:  # it ended before its context was made: `ended` reaps it
+                if not entry.ready:  # it ended before its context was made (its exit is reaped as any child's)
                     channel.close()
                     self.ahead.remove(entry)
+                    self._refuse(entry, "before its context was made")
                 return
 
     def take(self, request: dict[str, Any]) -> int | None:
@@ -461,7 +470,6 @@ class _ReadyLoaders:
         self.templates.setdefault(key, dict(request["env"]))
         for entry in [entry for entry in self.ahead if entry.key == key and entry.ready]:
             self.ahead.remove(entry)
-            self.forked.pop(entry.pid, None)
             try:
                 entry.channel.sendall((json.dumps(request) + "\n").encode())
             except OSError:  # it died after saying it was ready; its exit is reaped as any child's
@@ -478,39 +486,25 @@ class _ReadyLoaders:
 
     def _fork(self, key: tuple[tuple[str, str], ...], template: dict[str, str], inherited: list[socket.socket]) -> _Ahead:
         ours, theirs = socket.socketpair()
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                for other in [*inherited, ours]:
-                    other.close()
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                code = _ready_child(template, theirs, self.tier)
-            except BaseException:  # noqa: B036  (as in _fork: never back into the server loop)
-                import traceback
-
-                traceback.print_exc()
-            finally:
-                try:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                finally:
-                    os._exit(code)
+        pid = _fork_child([*inherited, ours], lambda: _ready_child(template, theirs, self.tier))
         theirs.close()
-        self.forked[pid] = key
         return _Ahead(pid, ours, key)
 
     def ended(self, pid: int, status: int) -> None:
-        """A loader forked ahead ended before its request: one that could not make its context stops its key."""
-        key = self.forked.pop(pid, None)
+        """A loader forked ahead ended while it waited for a request (it was not handed one): its key is refused
+        when it ended with an error."""
         for entry in [entry for entry in self.ahead if entry.pid == pid]:
             self.ahead.remove(entry)
             entry.channel.close()
-        code = os.waitstatus_to_exitcode(status)
-        if key is not None and code != 0 and key not in self.refused:
-            self.refused.add(key)
-            print(f"a loader forked ahead ({pid}) ended with {code} before its request: each request for its CUDA "
-                  "environment gets a loader forked at it from now on", flush=True)
+            if os.waitstatus_to_exitcode(status) != 0:
+                self._refuse(entry, f"with {os.waitstatus_to_exitcode(status)} while it waited")
+
+    def _refuse(self, entry: _Ahead, how: str) -> None:
+        """Each request of `entry`'s CUDA environment gets a loader forked at it from now on."""
+        if entry.key not in self.refused:
+            self.refused.add(entry.key)
+            print(f"a loader forked ahead ({entry.pid}) ended {how}: each request for its CUDA environment gets a "
+                  "loader forked at it from now on", flush=True)
 
     def close(self) -> None:
         """The zygote leaves: each waiting loader reads its closed channel and ends; they are waited for."""
