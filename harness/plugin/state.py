@@ -14,7 +14,7 @@ import pytest
 from harness.report.compare.baseline import load_baseline
 from harness.report.markdown.committed import PUBLISHED_GPU_RESULTS
 from harness.results import CellResult
-from harness.run.caches import caches_root, run_caches
+from harness.run.caches import CACHE_VARIABLES, run_caches
 from harness.run.environment import describe, enter_tier, resolve_tier
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, make_loader_dir, stop
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR
@@ -107,18 +107,18 @@ class MatrixState:
         return {key: value for key, value in options.items() if value is not None}
 
     def _private_caches(self) -> None:
-        """One Inductor and Triton cache per worker, so concurrent workers never race on a cache entry.
+        """One Inductor and Triton cache per worker of this run, so concurrent workers never race on a cache entry.
 
-        A folder the user named is kept. One under the harness's own root came from the process that started
-        this one (an xdist controller sets its own before it starts its workers) and is replaced: keeping it made
-        every worker of a run share the controller's caches (measured on the H100: concurrent first AOTInductor
-        compiles left a package with an empty JSON file)."""
-        shared = caches_root()
+        Whatever the environment named is replaced, the user's folder too: importing Inductor writes torch's default
+        folder into `TORCHINDUCTOR_CACHE_DIR`, so a run started by a process that had imported it (a test, a
+        notebook) inherited that folder, kept it as the user's choice, and gave it to every worker. Workers
+        compiling the same graph's package in one folder rewrite its files while another zips them: a fresh
+        clone's suite met a package whose metadata JSON was empty, and a passing cell failed at load
+        (docs/maintainers.md, "Order independence"). The run's folder lives under the temporary directory; set
+        TMPDIR to move it."""
         root = run_caches() / self.worker
-        for variable, name in (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton")):
-            inherited = os.environ.get(variable)
-            if inherited is None or Path(inherited).is_relative_to(shared):
-                os.environ[variable] = str(root / name)
+        for variable, name in CACHE_VARIABLES:
+            os.environ[variable] = str(root / name)
 
 
 PUBLISHED_RESULTS = {"gpu": PUBLISHED_GPU_RESULTS}

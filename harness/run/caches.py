@@ -18,6 +18,9 @@ def caches_root() -> Path:
     return Path(tempfile.gettempdir()) / f"tcm-caches-{os.getuid()}"
 
 
+# the variables that name a process's compile caches, with the name of each one's folder in a worker's caches
+CACHE_VARIABLES = (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"))
+
 RUN_CACHES_VARIABLE = "TCM_RUN_CACHES"  # set by a run's controller: where that run's workers keep their caches
 
 
@@ -27,9 +30,14 @@ def start_run_caches() -> Path:
     Worker folders used to be named by the zygote's pid and the worker's id, and were kept: a later run on the same
     machine whose zygote got the same pid (pids repeat on a fresh machine) gave its workers an earlier run's
     Inductor caches, so a cell could meet a graph-cache entry another run's cell had compiled
-    (docs/maintainers.md, "Order independence"). The controller removes the folder when the run ends."""
+    (docs/maintainers.md, "Order independence"). The controller removes the folder when the run ends.
+
+    The controller's own compile caches go in it too (the zygote's warm-up probes the CPU's vector ISA with small
+    compiles there), replacing any folder the environment named: the run writes nothing outside its folder."""
     folder = caches_root() / f"run-{os.getpid()}-{time.time_ns()}"
     os.environ[RUN_CACHES_VARIABLE] = str(folder)
+    for variable, name in CACHE_VARIABLES:
+        os.environ[variable] = str(folder / "controller" / name)
     return folder
 
 

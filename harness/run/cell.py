@@ -19,6 +19,7 @@ from harness.domain.evidence import error_type, full_traceback, graph_break, mos
 from harness.domain.machine import device_capability, provided
 from harness.domain.user_code import in_user_code
 from harness.results import CellResult
+from harness.run.caches import CACHE_VARIABLES
 from harness.run.compile_caches import disable_graph_caches
 from harness.run.environment import enter_tier
 from harness.vocab import cell_id, split_style
@@ -50,9 +51,6 @@ def result_for(request: CellRequest, outcome: str, **fields: Any) -> CellResult:
         id=request.id, kernel=request.kernel, style=style, pipeline=request.pipeline,
         outcome=outcome, worker=request.worker, call_site=call_site, **fields,
     )
-
-
-CACHE_VARIABLES = (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"))
 
 
 def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[..., Any],

@@ -152,9 +152,11 @@ def test_zygote_workers_give_process_isolations_outcomes_with_caches_of_their_ow
     """One real `harness bench` of both mechanisms, two workers each: it also stands for the bench command's own
     end-to-end check (each run's results and the table's row; the table's arithmetic is in test_bench.py)."""
     own_tmp = Path(tempfile.mkdtemp(prefix="tw-"))  # short: the zygote's socket path must fit AF_UNIX's limit
-    environment = {key: value for key, value in os.environ.items()
-                   if key not in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR",  # the harness's own caches, then
-                                  "OMP_NUM_THREADS")}  # and its own share of the cores
+    # Cache folders named in the environment, as in any process that imported Inductor (it writes its default
+    # folder there): the workers must not share them, each keeps its own (an empty JSON in a package, CI).
+    inherited = {"TORCHINDUCTOR_CACHE_DIR": own_tmp / "inherited-inductor", "TRITON_CACHE_DIR": own_tmp / "inherited-triton"}
+    environment = {key: value for key, value in os.environ.items() if key != "OMP_NUM_THREADS"}  # its own share
+    environment.update({variable: str(folder) for variable, folder in inherited.items()})
     asked = sorted(f"{k}/{s}/{p}" for k in ("add", "sin") for s in ("native", "custom_op") for p in ("eager", "compile"))
     outcomes = {}
     try:
@@ -188,6 +190,8 @@ def test_zygote_workers_give_process_isolations_outcomes_with_caches_of_their_ow
         rows = table_rows(table.read_text())
         assert rows[("worker", "2")][2] == str(len(asked)) and rows[("worker", "2")][7] == "identical"
         assert float(rows[("process", "2")][3]) > 0 and float(rows[("process", "2")][4]) > 0
+        written = [str(path) for folder in inherited.values() if folder.exists() for path in folder.rglob("*")]
+        assert not written, f"workers wrote to the inherited cache folders: {written[:5]}"
         caches = own_tmp / f"tcm-caches-{os.getuid()}"  # each run's folder of per-worker caches goes with the run
         left = sorted(path.name for path in caches.iterdir() if path.name != "pycache")
         assert not left, f"cache folders left behind: {left}"
