@@ -1,5 +1,5 @@
-"""Where a run keeps its caches: one folder per user, under it one per run, shared by its workers and every
-Python they start.
+"""Where a run keeps its caches: one folder per user, under it one per run, and in that one the Inductor and
+Triton caches of the controller and of each worker, which every Python they start inherits.
 
 A module of its own that imports nothing of the harness, so that both the environment a run enters
 (harness.run.environment) and the bytecode cache it turns on (harness.run.bytecode) can name the folder.
