@@ -7,15 +7,39 @@ marker whose body costs more than QUICK_LIMIT_S of CPU time fails, naming the ma
 
 from __future__ import annotations
 
+import os
 import resource
+import shutil
+import tempfile
 
 import pytest
 from suite_rules import LONGEST_FIRST, slow_marker_problem, start_order
 
+from harness.run.caches import CACHE_VARIABLES, KEPT_CACHES_VARIABLE
 from harness.run.environment import enter_tier, resolve_tier
 
 TIER = resolve_tier("auto")
 enter_tier(TIER)
+_suite_caches = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Each process of the suite (each xdist worker) compiles into caches of its own, and so do the cells and
+    scripts its tests start: two suite workers sharing torch's default folder could rewrite a package's files
+    while the other zips them (docs/maintainers.md, "Order independence"). The harness runs a suite worker
+    starts, one after another, keep their processes' caches in its folder (TCM_KEEP_CACHES), so that each run
+    reuses what the ones before it compiled, as when they all shared torch's default folder."""
+    folder = tempfile.mkdtemp(prefix="tcm-suite-caches-")
+    config.stash[_suite_caches] = folder
+    for variable, name in CACHE_VARIABLES:
+        os.environ[variable] = os.path.join(folder, name)
+    os.environ[KEPT_CACHES_VARIABLE] = os.path.join(folder, "runs")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _suite_caches in config.stash:
+        shutil.rmtree(config.stash[_suite_caches], ignore_errors=True)
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     root = config.rootpath

@@ -14,7 +14,7 @@ import pytest
 from harness.report.compare.baseline import load_baseline
 from harness.report.markdown.committed import PUBLISHED_GPU_RESULTS
 from harness.results import CellResult
-from harness.run.caches import CACHE_VARIABLES, run_caches
+from harness.run.caches import use_caches_of
 from harness.run.environment import describe, enter_tier, resolve_tier
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, make_loader_dir, stop
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR
@@ -114,11 +114,9 @@ class MatrixState:
         notebook) inherited that folder, kept it as the user's choice, and gave it to every worker. Workers
         compiling the same graph's package in one folder rewrite its files while another zips them: a fresh
         clone's suite met a package whose metadata JSON was empty, and a passing cell failed at load
-        (docs/maintainers.md, "Order independence"). The run's folder lives under the temporary directory; set
-        TMPDIR to move it."""
-        root = run_caches() / self.worker
-        for variable, name in CACHE_VARIABLES:
-            os.environ[variable] = str(root / name)
+        (docs/maintainers.md, "Order independence"). The run's folder lives under the temporary directory (set
+        TMPDIR to move it); TCM_KEEP_CACHES names a folder that runs started one after another keep them in."""
+        use_caches_of(self.worker)
 
 
 PUBLISHED_RESULTS = {"gpu": PUBLISHED_GPU_RESULTS}

@@ -22,6 +22,9 @@ def caches_root() -> Path:
 CACHE_VARIABLES = (("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"))
 
 RUN_CACHES_VARIABLE = "TCM_RUN_CACHES"  # set by a run's controller: where that run's workers keep their caches
+# A folder in which runs started one after another keep their processes' compile caches, by process name, after
+# they end (the harness's own test suite sets it for each of its workers): never the same for two runs at once.
+KEPT_CACHES_VARIABLE = "TCM_KEEP_CACHES"
 
 
 def start_run_caches() -> Path:
@@ -36,9 +39,17 @@ def start_run_caches() -> Path:
     compiles there), replacing any folder the environment named: the run writes nothing outside its folder."""
     folder = caches_root() / f"run-{os.getpid()}-{time.time_ns()}"
     os.environ[RUN_CACHES_VARIABLE] = str(folder)
-    for variable, name in CACHE_VARIABLES:
-        os.environ[variable] = str(folder / "controller" / name)
+    use_caches_of("controller")
     return folder
+
+
+def use_caches_of(process: str) -> None:
+    """Point this process's Inductor and Triton caches at those of `process` ("controller", a worker's id) in this
+    run's folder, or in the kept folder (KEPT_CACHES_VARIABLE) where one is named."""
+    kept = os.environ.get(KEPT_CACHES_VARIABLE)
+    home = (Path(kept) if kept else run_caches()) / process
+    for variable, name in CACHE_VARIABLES:
+        os.environ[variable] = str(home / name)
 
 
 def run_caches() -> Path:

@@ -155,7 +155,8 @@ def test_zygote_workers_give_process_isolations_outcomes_with_caches_of_their_ow
     # Cache folders named in the environment, as in any process that imported Inductor (it writes its default
     # folder there): the workers must not share them, each keeps its own (an empty JSON in a package, CI).
     inherited = {"TORCHINDUCTOR_CACHE_DIR": own_tmp / "inherited-inductor", "TRITON_CACHE_DIR": own_tmp / "inherited-triton"}
-    environment = {key: value for key, value in os.environ.items() if key != "OMP_NUM_THREADS"}  # its own share
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("OMP_NUM_THREADS", "TCM_KEEP_CACHES")}  # its own share; the default caches
     environment.update({variable: str(folder) for variable, folder in inherited.items()})
     asked = sorted(f"{k}/{s}/{p}" for k in ("add", "sin") for s in ("native", "custom_op") for p in ("eager", "compile"))
     outcomes = {}
