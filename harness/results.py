@@ -18,6 +18,8 @@ from harness.version import __version__
 from harness.vocab import OUTCOMES, PIPELINES, STAGES, STYLES, cell_id
 
 SCHEMA_VERSION = 1
+# detail key: why the worker that ran the cell retired after it (a CUDA fault); written by the worker, read by shards
+WORKER_RETIRED = "worker_retired"
 
 
 class ResultsFileError(Exception):

@@ -15,6 +15,7 @@ from harness.report.compare.baseline import load_baseline
 from harness.report.markdown.committed import PUBLISHED_GPU_RESULTS
 from harness.results import CellResult
 from harness.run.caches import use_caches_of
+from harness.run.cell import artifacts_shared
 from harness.run.environment import describe, enter_tier, resolve_tier
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, make_loader_dir, stop
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR
@@ -55,7 +56,7 @@ class MatrixState:
         self.isolation: str = option.matrix_isolation
         self._point_at_loader()
         self.cold_cache: bool = option.matrix_cold_cache
-        self.share_artifacts: bool = not option.matrix_no_shared_artifacts and not self.cold_cache
+        self.share_artifacts: bool = artifacts_shared(not option.matrix_no_shared_artifacts, self.cold_cache)
         self.gpu = os.environ.get("CUDA_VISIBLE_DEVICES") if getattr(config, "workerinput", {}).get("tcm_gpu") else None
         self.timeout_s: float = option.matrix_timeout or DEFAULT_TIMEOUT_S[self.tier]
         self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")

@@ -45,6 +45,12 @@ class CellRequest:
         return asdict(self)
 
 
+def artifacts_shared(share_artifacts: bool, cold_cache: bool) -> bool:
+    """The one rule for both the run's header and each cell: a cell may load what its worker built only where
+    sharing is on and its caches are not cold (a cold-cache cell builds everything itself)."""
+    return share_artifacts and not cold_cache
+
+
 def result_for(request: CellRequest, outcome: str, **fields: Any) -> CellResult:
     style, call_site = split_style(request.style)  # a call-site cell records its style and its site apart
     return CellResult(
@@ -97,7 +103,7 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
         context = CellContext(spec=spec, built=built, device=device, tier=request.tier, workdir=workdir,
                               seed=request.seed, stage_marker=stage_marker, stage_seconds=stage_seconds, judged=judged,
                               fresh_python=partial(fresh_python, tier=request.tier))
-        if artifacts is not None and request.share_artifacts and not request.cold_cache:
+        if artifacts is not None and artifacts_shared(request.share_artifacts, request.cold_cache):
             context.fetch_artifact = artifact_fetcher(artifacts, request.id, context.reused)
         with provided(spec.requires, request.tier):  # what the spec requires the harness to set up (an allocator)
             detail = RUNNERS[request.pipeline](context)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.results import ResultsFileError, read_results
+from harness.results import WORKER_RETIRED, ResultsFileError, read_results
 from harness.run.selection import Cell
 
 RETIREMENT_S = 4.5  # a retired worker's replacement starting, until its group's next cell runs (docs/maintainers.md, "Ordering")
@@ -51,7 +51,7 @@ def load_durations(path: str | Path) -> dict[str, float]:
         results = read_results(path)
     except ResultsFileError as exc:
         raise ShardError(f"--durations-from: {exc}") from None
-    return {cell.id: float(cell.duration_s) + (RETIREMENT_S if cell.detail.get("worker_retired") else 0.0)
+    return {cell.id: float(cell.duration_s) + (RETIREMENT_S if cell.detail.get(WORKER_RETIRED) else 0.0)
             for cell in results.cells}
 
 

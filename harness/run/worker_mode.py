@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from harness.atomic import write_text_atomic
 from harness.domain.artifact_store import ArtifactStore
-from harness.results import CellResult
+from harness.results import WORKER_RETIRED, CellResult
 from harness.run import global_state
 from harness.run.cell import CellRequest, execute_cell, result_for
 from harness.run.death import death_evidence
@@ -104,7 +104,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     poisoned = _cuda_poisoned(result) or _state_changed(request, state_before)
     if poisoned:
         _slot.retire_reason = poisoned
-        result.detail["worker_retired"] = poisoned
+        result.detail[WORKER_RETIRED] = poisoned
     write_text_atomic(directory / CURRENT, json.dumps({"cell": request.id, "state": "done"}))
     return result
 
