@@ -63,9 +63,9 @@ def _run_script(text: str, folder: Path) -> subprocess.CompletedProcess:
     folder.mkdir(parents=True)
     (folder / "repro.py").write_text(text)
     environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TRITON_INTERPRET")}
-    # Caches of its own, as each worker of a run has: scripts run three at a time, and a script inherits the
-    # folder torch's import wrote into this process's environment; two that build the same graph's AOTInductor
-    # package in one folder can leave one of them an empty JSON file (docs/maintainers.md, "Order independence").
+    # Caches of its own, as each worker of a run has: scripts run three at a time and would otherwise share this
+    # process's folder, and two that build the same graph's AOTInductor package in one folder can leave one of
+    # them an empty JSON file (docs/maintainers.md, "Order independence").
     environment.update(TORCHINDUCTOR_CACHE_DIR=str(folder / "inductor-cache"), TRITON_CACHE_DIR=str(folder / "triton-cache"))
     return subprocess.run([sys.executable, "-I", "repro.py"], cwd=folder, env=environment, capture_output=True,
                           text=True, timeout=900)
