@@ -493,11 +493,12 @@ class _ReadyLoaders:
     def ended(self, pid: int, status: int) -> None:
         """A loader forked ahead ended while it waited for a request (it was not handed one): its key is refused
         when it ended with an error."""
+        code = os.waitstatus_to_exitcode(status)
         for entry in [entry for entry in self.ahead if entry.pid == pid]:
             self.ahead.remove(entry)
             entry.channel.close()
-            if os.waitstatus_to_exitcode(status) != 0:
-                self._refuse(entry, f"with {os.waitstatus_to_exitcode(status)} while it waited")
+            if code != 0:
+                self._refuse(entry, f"with {code} while it waited")
 
     def _refuse(self, entry: _Ahead, how: str) -> None:
         """Each request of `entry`'s CUDA environment gets a loader forked at it from now on."""

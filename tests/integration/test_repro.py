@@ -26,6 +26,7 @@ import pytest
 from harness.domain.registry import load_specs
 from harness.domain.repro import write_repro
 from harness.results import CellResult, ResultsFileError, read_results
+from harness.run.caches import CACHE_VARIABLES
 from harness.vocab import PIPELINES, split_cell_id
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,7 +67,7 @@ def _run_script(text: str, folder: Path) -> subprocess.CompletedProcess:
     # Caches of its own, as each worker of a run has: scripts run three at a time and would otherwise share this
     # process's folder, and two that build the same graph's AOTInductor package in one folder can leave one of
     # them an empty JSON file (docs/maintainers.md, "Order independence").
-    environment.update(TORCHINDUCTOR_CACHE_DIR=str(folder / "inductor-cache"), TRITON_CACHE_DIR=str(folder / "triton-cache"))
+    environment.update({variable: str(folder / f"{name}-cache") for variable, name in CACHE_VARIABLES})
     return subprocess.run([sys.executable, "-I", "repro.py"], cwd=folder, env=environment, capture_output=True,
                           text=True, timeout=900)
 

@@ -22,6 +22,7 @@ import pytest
 from zygote_helpers import assert_no_zygote_left, cells_of, table_rows
 
 from harness.run import loader_zygote, zygote_python
+from harness.run.caches import CACHE_VARIABLES
 from harness.run.environment import resolve_tier, usable_cpu_count
 
 TIER = resolve_tier("auto")
@@ -154,7 +155,7 @@ def test_zygote_workers_give_process_isolations_outcomes_with_caches_of_their_ow
     own_tmp = Path(tempfile.mkdtemp(prefix="tw-"))  # short: the zygote's socket path must fit AF_UNIX's limit
     # Cache folders named in the environment, as in any process that imported Inductor (it writes its default
     # folder there): the workers must not share them, each keeps its own (an empty JSON in a package, CI).
-    inherited = {"TORCHINDUCTOR_CACHE_DIR": own_tmp / "inherited-inductor", "TRITON_CACHE_DIR": own_tmp / "inherited-triton"}
+    inherited = {variable: own_tmp / f"inherited-{name}" for variable, name in CACHE_VARIABLES}
     environment = {key: value for key, value in os.environ.items()
                    if key not in ("OMP_NUM_THREADS", "TCM_KEEP_CACHES")}  # its own share; the default caches
     environment.update({variable: str(folder) for variable, folder in inherited.items()})
