@@ -25,7 +25,7 @@ from harness.plugin.state import (
     stop_loader,
 )
 from harness.report.markdown.summary import render_summary
-from harness.results import CellResult, ResultsWriter, header_record, read_results
+from harness.results import CellResult, ResultsWriter, header_record, read_results, recorded_cell
 from harness.run.cell import CellRequest, result_for
 from harness.run.environment import describe, environment_tag
 from harness.run.isolation import run_isolated
@@ -36,7 +36,7 @@ from harness.run.repeat import run_repeated
 from harness.run.selection import Cell
 from harness.run.shard import longest_groups_first
 from harness.run.verdict import evidence_line, mark_env
-from harness.vocab import CONTROL_STYLE, PIPELINES
+from harness.vocab import CONTROL_STYLE, PIPELINES, cell_id
 
 pytest_plugins = ["harness.plugin.xdist_hooks"]  # GPU pinning of xdist workers, and the controller's side of worker isolation
 
@@ -147,11 +147,19 @@ def _cpu_threads() -> int:
 def judge_by_control(state: MatrixState, cell: Cell, result: CellResult) -> None:
     """A style's failure in a pipeline where the pure-PyTorch control also fails is the environment's: `env`.
 
-    The control normally ran first in this worker. When it did not (a replacement worker got the rest of the
-    group), it runs now; in worker mode in a process of its own, because this worker holds whatever the failed
-    cell left: after a CUDA fault every CUDA call here raises until the worker retires (measured on the H100).
+    The control normally ran first in this worker. When it did not (the worker that ran it died mid-group, and
+    this one got the rest), the control that worker recorded is read from the results file the controller writes:
+    running it again in a new Python cost 7 to 10 s on the H100, twice per `tensor_subclass` group
+    (docs/maintainers.md, "Isolation"). Only where no record is found does it run now; in worker mode in a process
+    of its own, because this worker holds whatever the failed cell left: after a CUDA fault every CUDA call here
+    raises until the worker retires (measured on the H100).
     """
     key = (cell.kernel, cell.pipeline)
+    control_id = cell_id(cell.kernel, CONTROL_STYLE, cell.pipeline)
+    if key not in state.controls and state.results_file:
+        recorded = recorded_cell(state.results_file, control_id)
+        if recorded is not None:
+            state.controls[key] = recorded
     if key not in state.controls:
         control_cell = Cell(cell.kernel, CONTROL_STYLE, cell.pipeline)
         control_request = _request(state, control_cell)

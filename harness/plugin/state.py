@@ -28,8 +28,9 @@ from harness.run.zygote_python import STARTED_VARIABLE
 from harness.vocab import CONTROL_STYLE
 
 RESULT_PROPERTY = "matrix_cell"
-# What the controller hands each xdist worker (harness.plugin.xdist_hooks): its worker-mode folder, its GPU, the loader zygote.
-WORKER_ROOT, GPU, LOADER = "tcm_worker_root", "tcm_gpu", "tcm_loader"
+# What the controller hands each xdist worker (harness.plugin.xdist_hooks): its worker-mode folder, its GPU, the loader
+# zygote, the run's tier, the results file the controller writes.
+WORKER_ROOT, GPU, LOADER, TIER, RESULTS_FILE = "tcm_worker_root", "tcm_gpu", "tcm_loader", "tcm_tier", "tcm_results"
 _state_key = pytest.StashKey["MatrixState"]()
 _loader_key = pytest.StashKey[Path]()
 
@@ -63,6 +64,8 @@ class MatrixState:
         workerinput = getattr(config, "workerinput", None)
         self.worker_started_by = os.environ.get(STARTED_VARIABLE, "spawn") if workerinput is not None else None
         self.controls: dict[tuple[str, str], CellResult] = {}
+        # where a worker finds a control that another worker recorded (harness.plugin.pytest_plugin.judge_by_control)
+        self.results_file: str | None = (workerinput or {}).get(RESULTS_FILE)
         self.baseline = _load_baseline(option.matrix_baseline_dir or str(EXPECTED_DIR), self.tier)
         self.repeat = parse_repeat(option.matrix_repeat, "--matrix-repeat")
         self.order = parse_order(getattr(option, "matrix_order", None) or "longest-first", "--matrix-order")

@@ -22,7 +22,16 @@ from typing import Any
 
 import pytest
 
-from harness.plugin.state import GPU, LOADER, RESULT_PROPERTY, WORKER_ROOT, loader_dir, matrix_state
+from harness.plugin.state import (
+    GPU,
+    LOADER,
+    RESULT_PROPERTY,
+    RESULTS_FILE,
+    TIER,
+    WORKER_ROOT,
+    loader_dir,
+    matrix_state,
+)
 from harness.plugin.xdist_scheduler import dead_worker_exit_code, restart_safe_loadgroup
 from harness.run import worker_mode
 from harness.run.caches import start_run_caches
@@ -40,6 +49,7 @@ MAX_WORKER_RESTARTS = "100000"  # worker mode replaces a worker after every cras
 _pins_key = pytest.StashKey[GpuPins]()
 _root_key = pytest.StashKey[Path]()
 _run_caches_key = pytest.StashKey[Path]()
+_tier_key = pytest.StashKey[str]()
 
 
 def _isolation(config: pytest.Config) -> str:
@@ -53,7 +63,8 @@ def pytest_configure(config: pytest.Config) -> None:
         if workerinput.get(GPU) is not None:
             os.environ["CUDA_VISIBLE_DEVICES"] = workerinput[GPU]
         if _isolation(config) == "worker" and workerinput.get(WORKER_ROOT):
-            worker_mode.configure(Path(workerinput[WORKER_ROOT]) / workerinput["workerid"])
+            worker_mode.configure(Path(workerinput[WORKER_ROOT]) / workerinput["workerid"],
+                                  cuda_context_ahead=workerinput.get(TIER) == "gpu")
         return
     os.environ.pop(STARTED_VARIABLE, None)  # this run's workers say how they started; none inherits it from another run
     if config.getvalue("collectonly") or not runs_matrix(config):
@@ -138,6 +149,10 @@ def pytest_configure_node(node: Any) -> None:
     config = node.config
     node.workerinput[GPU] = _pins(config).assign(node.gateway.id)
     node.workerinput[LOADER] = [str(loader_dir(config)), os.getpid()]
+    if _tier_key not in config.stash:  # "auto" asks nvidia-smi: once per run, not once per worker
+        config.stash[_tier_key] = resolve_tier(config.option.matrix_tier)
+    node.workerinput[TIER] = config.stash[_tier_key]
+    node.workerinput[RESULTS_FILE] = config.option.matrix_resume or config.option.matrix_results  # its controls
     if _root_key in config.stash:
         node.workerinput[WORKER_ROOT] = str(config.stash[_root_key])
 

@@ -70,6 +70,7 @@ READY_VARIABLE = "TCM_READY_LOADERS"  # loaders kept forked ahead per CUDA envir
 READY_BY_TIER = {"gpu": 8, "cpu": 0}  # the CPU tier has no context to make ahead (docs/maintainers.md, "Isolation")
 CUDA_PREFIXES = ("CUDA_", "PYTORCH_", "NVIDIA_")  # what a CUDA context is made with: a ready loader's key
 READY_SIGNAL = b"R"  # a loader forked ahead says its context is made
+NO_CONTEXT_SIGNAL = b"N"  # a loader forked ahead says its context could not be made: its environment gets no more
 FORKED_AHEAD = "zygote, forked ahead"  # FreshRun.how of a loader that made its CUDA context before its request
 SOCKET_PATH_LIMIT = 107  # AF_UNIX's sun_path on Linux holds 108 bytes, the last one a NUL
 
@@ -402,22 +403,29 @@ def ready_count(tier: str) -> int:
 
 def _ready_child(template: dict[str, str], channel: socket.socket, tier: str) -> int:
     """In a loader forked ahead: make the CUDA context (GPU tier), say so with one byte, then wait for a request and
-    run it. A context that could not be made ends it with 3 before it says anything: the zygote then forks at each
-    request for that environment, as without ready loaders. The zygote closing the channel (it is leaving) ends it."""
+    run it. A request may have come while the context was being made (`_ReadyLoaders.take`): it is run all the same.
+    A context that could not be made is said with NO_CONTEXT_SIGNAL: the zygote then forks at each request for that
+    environment, as without ready loaders, and closes the channel, which ends this loader unless it was handed a
+    request already (the loader then meets the error itself, as one forked at the request would). The zygote
+    closing the channel with no request (it is leaving) ends it."""
     os.environ.clear()
     os.environ.update(template)
+    said = READY_SIGNAL
     if tier == "gpu":
         import torch
 
         try:
             torch.cuda.init()
             torch.cuda.synchronize()  # the runtime makes the primary context here
-        except Exception:  # noqa: BLE001  (a loader forked at the request meets the error itself, with its evidence)
-            return 3
+        except Exception:  # noqa: BLE001  (the loader, if handed a request already, meets the error itself, with its evidence)
+            said = NO_CONTEXT_SIGNAL
     try:
-        channel.sendall(READY_SIGNAL)
-        line = channel.makefile("rb").readline()
-    except OSError:  # the zygote left while the context was being made
+        channel.sendall(said)
+    except OSError:  # the zygote closed its end: it handed this loader a request while the context was being made, or it left
+        pass
+    try:
+        line = channel.makefile("rb").readline()  # a request sent before the zygote closed its end is still here
+    except OSError:
         return 0
     channel.close()
     if not line:
@@ -456,19 +464,24 @@ class _ReadyLoaders:
                     entry.ready = channel.recv(1) == READY_SIGNAL
                 except OSError:
                     entry.ready = False
-                if not entry.ready:  # it ended before its context was made (its exit is reaped as any child's)
+                if not entry.ready:  # no context: it said so (closing the channel ends it), or it ended (reaped as any child)
                     channel.close()
                     self.ahead.remove(entry)
-                    self._refuse(entry, "before its context was made")
+                    self._refuse(entry, "without its context made")
                 return
 
     def take(self, request: dict[str, Any]) -> int | None:
-        """The pid of a ready loader now running `request`, or None (none ready for its CUDA environment)."""
+        """The pid of a loader forked ahead now running `request`, or None (none forked ahead for its CUDA environment).
+
+        A ready one if there is one; else the one forked longest ago, still making its context: the driver makes
+        contexts one at a time, so its context comes sooner than that of a loader forked now, which would wait
+        behind it (docs/maintainers.md, "Isolation")."""
         if self.count == 0:
             return None
         key = cuda_environment(request["env"])
         self.templates.setdefault(key, dict(request["env"]))
-        for entry in [entry for entry in self.ahead if entry.key == key and entry.ready]:
+        forked_for_it = [entry for entry in self.ahead if entry.key == key]  # in the order they were forked
+        for entry in sorted(forked_for_it, key=lambda entry: not entry.ready):
             self.ahead.remove(entry)
             try:
                 entry.channel.sendall((json.dumps(request) + "\n").encode())

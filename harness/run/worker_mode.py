@@ -27,6 +27,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import IO, Any
@@ -54,20 +55,45 @@ class _Slot:
     log: IO[str] | None = None
     retire_reason: str | None = None
     artifacts: ArtifactStore | None = None  # the packages and saved programs this worker built, for its later cells
+    cuda_context: threading.Thread | None = None  # making this worker's CUDA context while it collects (GPU tier)
 
 
 _slot = _Slot()
 
 
-def configure(directory: Path) -> None:
+def configure(directory: Path, cuda_context_ahead: bool = False) -> None:
     """Called in each xdist worker before its first cell: its folder, its store of built artifacts, and the log
-    faulthandler will write to."""
+    faulthandler will write to. With `cuda_context_ahead` (the GPU tier; the worker's GPU pin already set), the
+    worker's CUDA context is made now, in a thread, while the worker collects and the controller hands it work."""
     directory.mkdir(parents=True, exist_ok=True)
     for name in (CURRENT, STAGE, RETIRED):
         (directory / name).unlink(missing_ok=True)
     _slot.directory = directory
     _slot.artifacts = ArtifactStore(directory / "artifacts")  # empty: a replacement worker builds what it loads
     _slot.log = open(directory / FAULT_LOG, "a", buffering=1)  # O_APPEND: writes follow a truncation
+    if cuda_context_ahead:
+        _slot.cuda_context = threading.Thread(target=_make_cuda_context, name="tcm-cuda-context", daemon=True)
+        _slot.cuda_context.start()
+
+
+def _make_cuda_context() -> None:
+    """Why ahead: the driver makes contexts one at a time, and beside busy workers and the loaders forked ahead a
+    new worker's first cell waited seconds for its own (4.6 s median, up to 13 s, in the GPU default:
+    docs/maintainers.md, "Isolation"); a worker replaced after a CUDA error spends about as long collecting first.
+    Every cell then starts with the context made, the first one too, as every later cell always did."""
+    try:
+        import torch
+
+        torch.cuda.init()
+        torch.cuda.synchronize()  # the runtime makes the primary context here
+    except Exception:  # noqa: BLE001  (the first cell meets the error itself, with its evidence)
+        pass
+
+
+def _wait_for_cuda_context() -> None:
+    if _slot.cuda_context is not None:
+        _slot.cuda_context.join()
+        _slot.cuda_context = None
 
 
 def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
@@ -80,12 +106,13 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     write_text_atomic(directory / CURRENT, json.dumps({"cell": request.id, "state": "running", "started": started,
                                             "timeout_s": timeout_s}))
     (directory / STAGE).write_text("build")
+    faulthandler.dump_traceback_later(timeout_s, exit=True, file=log)  # a context that never comes is the cell's timeout
+    _wait_for_cuda_context()  # the first cell only; torch sets CUDA_MODULE_LOADING as it makes it: in every cell's environ
     environ = dict(os.environ)
     _reset_between_cells()
     fill_failure = _fill_free_memory()
     configs = global_state.save_configs()
     state_before = global_state.snapshot()
-    faulthandler.dump_traceback_later(timeout_s, exit=True, file=log)
     workdir = Path(tempfile.mkdtemp(prefix="cell-", dir=directory))  # inside the run's folder: gone with it, even after a crash
     try:
         result = execute_cell(request, workdir, run_fresh_python, stage_marker=_stage_marker(directory / STAGE),

@@ -53,7 +53,8 @@ def test_no_gpus_no_pin():
 
 
 def _controller_config(tier: str = "auto") -> SimpleNamespace:
-    return SimpleNamespace(stash=pytest.Stash(), option=SimpleNamespace(matrix_tier=tier))
+    return SimpleNamespace(stash=pytest.Stash(),
+                           option=SimpleNamespace(matrix_tier=tier, matrix_resume=None, matrix_results="r.jsonl"))
 
 
 def _node(config: SimpleNamespace, worker: str) -> SimpleNamespace:
@@ -68,6 +69,10 @@ def test_the_controller_pins_each_new_worker_from_nvidia_smis_list(monkeypatch):
     for node in nodes:
         xdist_hooks.pytest_configure_node(node)
     assert [node.workerinput["tcm_gpu"] for node in nodes] == ["5", "7", "5"]
+    on_gpu = _node(_controller_config("gpu"), "gw0")
+    xdist_hooks.pytest_configure_node(on_gpu)
+    assert on_gpu.workerinput["tcm_tier"] == "gpu", "a worker makes its CUDA context ahead on the GPU tier"
+    assert on_gpu.workerinput["tcm_results"] == "r.jsonl", "where a worker finds a control another worker recorded"
 
 
 def test_one_gpu_or_the_cpu_tier_pins_nothing(monkeypatch):
