@@ -107,7 +107,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
                                             "timeout_s": timeout_s}))
     (directory / STAGE).write_text("build")
     faulthandler.dump_traceback_later(timeout_s, exit=True, file=log)  # a context that never comes is the cell's timeout
-    _wait_for_cuda_context()  # the first cell only; torch sets CUDA_MODULE_LOADING as it makes it: in every cell's environ
+    _wait_for_cuda_context()  # the first cell only: every cell starts with the context made
     environ = dict(os.environ)
     _reset_between_cells()
     fill_failure = _fill_free_memory()
