@@ -90,10 +90,14 @@ def _make_cuda_context() -> None:
         pass
 
 
-def _wait_for_cuda_context() -> None:
-    if _slot.cuda_context is not None:
-        _slot.cuda_context.join()
-        _slot.cuda_context = None
+def _wait_for_cuda_context(timeout_s: float, log: IO[str]) -> None:
+    """Wait for the context thread, under the cell's time limit: a context that never comes is the cell's timeout."""
+    if _slot.cuda_context is None:
+        return
+    faulthandler.dump_traceback_later(timeout_s, exit=True, file=log)
+    _slot.cuda_context.join()
+    faulthandler.cancel_dump_traceback_later()
+    _slot.cuda_context = None
 
 
 def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
@@ -106,13 +110,13 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     write_text_atomic(directory / CURRENT, json.dumps({"cell": request.id, "state": "running", "started": started,
                                             "timeout_s": timeout_s}))
     (directory / STAGE).write_text("build")
-    faulthandler.dump_traceback_later(timeout_s, exit=True, file=log)  # a context that never comes is the cell's timeout
-    _wait_for_cuda_context()  # the first cell only: every cell starts with the context made
+    _wait_for_cuda_context(timeout_s, log)  # the first cell only: every cell starts with the context made
     environ = dict(os.environ)
     _reset_between_cells()
     fill_failure = _fill_free_memory()
     configs = global_state.save_configs()
     state_before = global_state.snapshot()
+    faulthandler.dump_traceback_later(timeout_s, exit=True, file=log)
     workdir = Path(tempfile.mkdtemp(prefix="cell-", dir=directory))  # inside the run's folder: gone with it, even after a crash
     try:
         result = execute_cell(request, workdir, run_fresh_python, stage_marker=_stage_marker(directory / STAGE),
