@@ -6,10 +6,18 @@ mostly garbage, so `wrong`; but where the block held the right answer of the cel
 that works), the check passes and the verdict depends on the order cells ran in (docs/maintainers.md, "Order
 independence"). Filled with NaN, such an output is `wrong` whichever cell ran before. Worker isolation only: a
 process per cell starts with no freed blocks.
+
+Python's cyclic garbage is collected first. An earlier cell can leave tensors in reference cycles (a compiled graph
+and what it holds); left to Python's collector, they are freed whenever it next runs, in the middle of a later cell,
+after the fill: their blocks then hold that cell's answer, unfilled. On the H100,
+`tensor_descriptor/triton_op/compile_visible` (whose kernel never writes its output under torch.compile) passed its
+output check after `raw`, `autograd_function` and `custom_op` ran in its worker, and was `wrong` with the
+collection first (docs/maintainers.md, "Order independence", fifth case).
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Any
 
@@ -30,10 +38,12 @@ class _Memory:
 
 
 def fill_free_gpu_memory() -> int:
-    """Fill every free block of every device with FILL_BYTE; the bytes filled (0 where CUDA is not in use)."""
+    """Collect cyclic garbage, then fill every free block of every device with FILL_BYTE; the bytes filled (0 where
+    CUDA is not in use: then nothing is collected either)."""
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_initialized():
         return 0
+    gc.collect()  # what earlier cells left in cycles is freed now, before the fill, not during a later cell
     filled = 0
     for device, address, size in free_blocks(torch.cuda.memory_snapshot()):
         with torch.cuda.device(device):

@@ -9,8 +9,9 @@ No process is made per cell. What keeps a fault in its cell:
 - a CUDA error poisons the context for every later cell, so after recording that cell the worker
   leaves (`retire`) and xdist starts a fresh one;
 - between cells the worker resets Dynamo, drops the operators the harness registered, restores os.environ,
-  so the next cell can register its own, and fills the GPU memory the allocator holds free with NaN, so that an
-  output no kernel wrote never reads an earlier cell's answer (harness.run.gpu_memory);
+  so the next cell can register its own, collects Python's cyclic garbage and fills the GPU memory the allocator
+  holds free with NaN, so that an output no kernel wrote never reads an earlier cell's answer
+  (harness.run.gpu_memory);
 - torch's config modules are restored after each cell; a cell that changes other global state (the default
   dtype, grad mode, the working directory: harness.run.global_state) is recorded as it ran, and then the
   worker retires, so the next cell starts in a fresh worker.
@@ -20,6 +21,7 @@ Outcomes are checked cell by cell against process-per-cell by `python -m harness
 from __future__ import annotations
 
 import faulthandler
+import gc
 import json
 import os
 import re
@@ -56,6 +58,7 @@ class _Slot:
     retire_reason: str | None = None
     artifacts: ArtifactStore | None = None  # the packages and saved programs this worker built, for its later cells
     cuda_context: threading.Thread | None = None  # making this worker's CUDA context while it collects (GPU tier)
+    frozen: bool = False  # gc.freeze() done before the first cell
 
 
 _slot = _Slot()
@@ -100,6 +103,15 @@ def _wait_for_cuda_context(timeout_s: float, log: IO[str]) -> None:
     _slot.cuda_context = None
 
 
+def _freeze_once() -> None:
+    """Before the first cell: what the worker holds by then (torch, the harness, the collected items) is moved out
+    of the collector's sight for good, so that the collection before each cell (harness.run.gpu_memory) walks only
+    what cells made since (a full collection took 0.06 to 0.23 s a cell in a probe on the H100)."""
+    if not _slot.frozen:
+        gc.freeze()
+        _slot.frozen = True
+
+
 def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     directory, log = _slot.directory, _slot.log
     if directory is None or log is None:
@@ -111,6 +123,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
                                             "timeout_s": timeout_s}))
     (directory / STAGE).write_text("build")
     _wait_for_cuda_context(timeout_s, log)  # the first cell only: every cell starts with the context made
+    _freeze_once()
     environ = dict(os.environ)
     _reset_between_cells()
     fill_failure = _fill_free_memory()

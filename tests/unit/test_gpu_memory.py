@@ -46,3 +46,30 @@ def test_a_freed_block_reads_nan_once_filled():
     reused = torch.empty(1000, device="cuda", dtype=torch.float32)
     assert reused.data_ptr() == address  # the allocator handed the same block back: now NaN, not the freed values
     assert reused.isnan().all()
+
+
+def test_cyclic_garbage_is_collected_before_the_blocks_are_listed(monkeypatch):
+    """A tensor an earlier cell left in a reference cycle must be freed before the fill, not in the middle of a
+    later cell (harness.run.gpu_memory's docstring): the cycle is gone when the allocator is asked for free blocks."""
+    import gc
+    import sys
+    import weakref
+    from types import SimpleNamespace
+
+    class Holder:
+        pass
+
+    cycle = Holder()
+    cycle.itself = cycle
+    alive = weakref.ref(cycle)
+    del cycle
+    seen = []
+    fake_cuda = SimpleNamespace(is_initialized=lambda: True, memory_snapshot=lambda: seen.append(alive() is None) or [],
+                                synchronize=lambda: None)
+    monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=fake_cuda))
+    gc.disable()  # only the fill may collect it
+    try:
+        assert fill_free_gpu_memory() == 0
+    finally:
+        gc.enable()
+    assert seen == [True]

@@ -1,5 +1,6 @@
 """A worker-mode worker makes its CUDA context in a thread from its configure on, and its first cell starts only once
-that is done (harness.run.worker_mode): every cell starts with the context made. The context is stood in for here."""
+that is done (harness.run.worker_mode): every cell starts with the context made; what the worker holds by then is
+frozen out of the garbage collector's sight once. The context and the freeze are stood in for here."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ def test_the_first_cell_starts_once_the_context_is_made_and_later_cells_do_not_w
     monkeypatch.setattr(worker_mode, "faulthandler", idle)
     monkeypatch.setattr(worker_mode, "_make_cuda_context", make_context)
     monkeypatch.setattr(worker_mode, "execute_cell", execute_cell)
+    frozen = []
+    monkeypatch.setattr(worker_mode.gc, "freeze", lambda: frozen.append(time.monotonic()))  # not this test process's
     configured = time.monotonic()
     worker_mode.configure(tmp_path / "gw0", cuda_context_ahead=True)
     assert time.monotonic() - configured < 0.4, "configure does not wait for the context"
@@ -35,6 +38,7 @@ def test_the_first_cell_starts_once_the_context_is_made_and_later_cells_do_not_w
         assert worker_mode.run_in_worker(CellRequest("add", style, "eager", "cpu"), 60.0).outcome == "pass"
     assert len(made) == 1 and made[0][1] == "tcm-cuda-context"
     assert started[0] >= made[0][0], "the first cell started before the context was made"
+    assert len(frozen) == 1 and made[0][0] <= frozen[0] <= started[0], "frozen once, before the first cell"
 
 
 def test_without_the_gpu_tier_no_context_is_made(monkeypatch, tmp_path):
