@@ -36,7 +36,7 @@ from harness.run.repeat import run_repeated
 from harness.run.selection import Cell
 from harness.run.shard import longest_groups_first
 from harness.run.verdict import evidence_line, mark_env
-from harness.vocab import CONTROL_STYLE, PIPELINES, cell_id
+from harness.vocab import CONTROL_STYLE, PIPELINES
 
 pytest_plugins = ["harness.plugin.xdist_hooks"]  # GPU pinning of xdist workers, and the controller's side of worker isolation
 
@@ -155,13 +155,12 @@ def judge_by_control(state: MatrixState, cell: Cell, result: CellResult) -> None
     raises until the worker retires (measured on the H100).
     """
     key = (cell.kernel, cell.pipeline)
-    control_id = cell_id(cell.kernel, CONTROL_STYLE, cell.pipeline)
+    control_cell = Cell(cell.kernel, CONTROL_STYLE, cell.pipeline)
     if key not in state.controls and state.results_file:
-        recorded = recorded_cell(state.results_file, control_id)
+        recorded = recorded_cell(state.results_file, control_cell.id)
         if recorded is not None:
             state.controls[key] = recorded
     if key not in state.controls:
-        control_cell = Cell(cell.kernel, CONTROL_STYLE, cell.pipeline)
         control_request = _request(state, control_cell)
         isolation = "process" if state.isolation == "worker" else state.isolation
         state.controls[key] = run_repeated(lambda: run_isolated(control_request, state.timeout_s, isolation), state.repeat)

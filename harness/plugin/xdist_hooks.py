@@ -52,6 +52,13 @@ _run_caches_key = pytest.StashKey[Path]()
 _tier_key = pytest.StashKey[str]()
 
 
+def _run_tier(config: pytest.Config) -> str:
+    """The run's tier, resolved once on the controller ("auto" asks nvidia-smi) for the zygote and every worker."""
+    if _tier_key not in config.stash:
+        config.stash[_tier_key] = resolve_tier(config.option.matrix_tier)
+    return config.stash[_tier_key]
+
+
 def _isolation(config: pytest.Config) -> str:
     return getattr(config.option, "matrix_isolation", None) or DEFAULT_ISOLATION
 
@@ -118,7 +125,7 @@ def _start_workers_from_zygote(config: pytest.Config) -> None:
     fork it. The zygote starts now, so that its warm-up overlaps the controller's collection."""
     directory = loader_dir(config)
     try:
-        ensure_started(directory, os.getpid(), resolve_tier(config.option.matrix_tier))
+        ensure_started(directory, os.getpid(), _run_tier(config))
     except ZygoteUnavailable as exc:  # the run goes on with xdist's own workers, and its header says so
         print(f"worker zygote: {exc}; starting workers as new Pythons", file=sys.stderr)
         config.option.matrix_worker_start = "spawn"
@@ -149,9 +156,7 @@ def pytest_configure_node(node: Any) -> None:
     config = node.config
     node.workerinput[GPU] = _pins(config).assign(node.gateway.id)
     node.workerinput[LOADER] = [str(loader_dir(config)), os.getpid()]
-    if _tier_key not in config.stash:  # "auto" asks nvidia-smi: once per run, not once per worker
-        config.stash[_tier_key] = resolve_tier(config.option.matrix_tier)
-    node.workerinput[TIER] = config.stash[_tier_key]
+    node.workerinput[TIER] = _run_tier(config)
     node.workerinput[RESULTS_FILE] = config.option.matrix_resume or config.option.matrix_results  # its controls
     if _root_key in config.stash:
         node.workerinput[WORKER_ROOT] = str(config.stash[_root_key])

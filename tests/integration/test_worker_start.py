@@ -209,7 +209,7 @@ def test_the_controller_names_the_stand_in_as_each_workers_python_and_falls_back
 
     monkeypatch.setattr(xdist_hooks, "loader_dir", lambda config: tmp_path)
     option = SimpleNamespace(matrix_tier="cpu", matrix_worker_start="zygote", tx=["popen", "popen"])
-    config = SimpleNamespace(option=option)
+    config = SimpleNamespace(option=option, stash=pytest.Stash())  # the run's tier is resolved once, in the stash
     monkeypatch.setattr(xdist_hooks, "ensure_started", lambda directory, owner, tier: 1)
     xdist_hooks._start_workers_from_zygote(config)
     assert len(option.tx) == 2 and all(spec.startswith("popen//python=") and "zygote_python.py" in spec
