@@ -8,15 +8,20 @@ results file and runs in a fresh isolated Python (`-I`, no PYTHONPATH, no TRITON
 from an empty folder, so nothing of the harness can be imported. The script's last line must be the record's
 outcome and error line: this also holds worker isolation to a fresh Python's evidence (before the worker cleared
 the interpreter's rewritten kernels between cells, three cells' error lines depended on the cells before them).
-The scripts (42 fresh Pythons, most of their time AOTInductor's C++ builds and torch's import) run
-SCRIPTS_AT_ONCE at a time beside the harness run.
+The scripts (42 of them, most of their time AOTInductor's C++ builds) run SCRIPTS_AT_ONCE at a time beside the
+harness run, each forked from one isolated Python that imported torch and nothing else (script_starter.py), and
+each with caches of its own that start with Inductor's CPU ISA probe already answered (ISA_PROBE): what each
+script would otherwise pay first, the same on every script (docs/maintainers.md, "The harness's own tests").
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -30,6 +35,7 @@ from harness.run.caches import CACHE_VARIABLES
 from harness.vocab import PIPELINES, split_cell_id
 
 REPO = Path(__file__).resolve().parents[2]
+STARTER = Path(__file__).resolve().parent / "script_starter.py"
 pytestmark = pytest.mark.slow
 
 # pipeline -> (a cell that passes on the CPU tier, one that does not); the outcomes are asserted below.
@@ -60,19 +66,70 @@ CELLS: dict[str, tuple[str, str]] = {
 SKIPPED_ON_CPU = {"cudagraphs", "cpu_fallback"}  # harness.domain.pipelines.requirements.NEEDS_GPU
 
 
-def _run_script(text: str, folder: Path) -> subprocess.CompletedProcess:
+ISA_PROBE = "from torch._inductor.cpu_vec_isa import pick_vec_isa\n\npick_vec_isa()\n"
+
+
+class ScriptStarter:
+    """The client of script_starter.py: `run` blocks until the script forked for it has ended."""
+
+    def __init__(self, folder: Path, environment: dict[str, str]) -> None:
+        folder.mkdir(parents=True)
+        self.process = subprocess.Popen([sys.executable, "-I", str(STARTER)], cwd=folder, env=environment,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.lock = threading.Lock()
+        self.waiting: dict[str, Future] = {}
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            answer = json.loads(line)
+            with self.lock:
+                self.waiting.pop(answer["id"]).set_result(answer["returncode"])
+        with self.lock:  # the starter died: nobody waits forever
+            for future in self.waiting.values():
+                future.set_exception(RuntimeError(f"the script starter ended with {self.process.poll()}"))
+
+    def run(self, folder: Path, environment: dict[str, str]) -> subprocess.CompletedProcess:
+        future: Future = Future()
+        with self.lock:
+            self.waiting[str(folder)] = future
+            self.process.stdin.write(json.dumps({"id": str(folder), "folder": str(folder), "env": environment}) + "\n")
+            self.process.stdin.flush()
+        returncode = future.result(timeout=900)
+        read = lambda name: (folder / name).read_text(errors="replace")  # noqa: E731
+        return subprocess.CompletedProcess(["python", "-I", "repro.py"], returncode, read("stdout.txt"), read("stderr.txt"))
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def _script_environment(folder: Path) -> dict[str, str]:
+    """This process's environment without PYTHONPATH and TRITON_INTERPRET (the script sets it), with caches of the
+    folder's own: scripts run three at a time, and two that build the same graph's AOTInductor package in one
+    folder can leave one of them an empty JSON file (docs/maintainers.md, "Order independence")."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TRITON_INTERPRET")}
+    environment.update({variable: str(folder / f"{name}-cache") for variable, name in CACHE_VARIABLES})
+    return environment
+
+
+def _run_script(text: str, folder: Path, starter: ScriptStarter, probed: Path | None) -> subprocess.CompletedProcess:
+    """The script in a folder of its own; its Inductor cache starts as a copy of `probed`, which holds the answered
+    ISA probe (nothing a cell compiles)."""
+    _write(folder, text)
+    if probed is not None:
+        shutil.copytree(probed, folder / "inductor-cache")
+    return starter.run(folder, _script_environment(folder))
+
+
+def _write(folder: Path, text: str) -> Path:
     folder.mkdir(parents=True)
     (folder / "repro.py").write_text(text)
-    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TRITON_INTERPRET")}
-    # Caches of its own, as each worker of a run has: scripts run three at a time and would otherwise share this
-    # process's folder, and two that build the same graph's AOTInductor package in one folder can leave one of
-    # them an empty JSON file (docs/maintainers.md, "Order independence").
-    environment.update({variable: str(folder / f"{name}-cache") for variable, name in CACHE_VARIABLES})
-    return subprocess.run([sys.executable, "-I", "repro.py"], cwd=folder, env=environment, capture_output=True,
-                          text=True, timeout=900)
+    return folder
 
 
-SCRIPTS_AT_ONCE = 3  # the scripts mostly wait on the C++ compiler and on imports: 3 beside the run's 2 workers
+SCRIPTS_AT_ONCE = 3  # the scripts mostly wait on the C++ compiler: 3 beside the run's 2 workers
 
 
 def _keyword(cell: str) -> str:
@@ -116,12 +173,15 @@ def ran(tmp_path_factory):
         kernel, style, pipeline = split_cell_id(cell)
         text = write_repro(specs[kernel], style, pipeline, "cpu", expected=result.to_record())
         where = folder / cell.replace("/", "__").replace("@", "-at-")
-        script = _run_script(text, where)
+        script = _run_script(text, where, starter, probed)
         # The script is the kernel's module: where the harness names the module (kernels.add), it names itself.
         script.stderr = script.stderr.replace(str((where / "repro.py").resolve()), specs[kernel].source)
         return script
 
     run = _harness_run(wanted, output, folder / "harness.log")
+    starter = ScriptStarter(folder / "starter", _script_environment(folder / "starter"))
+    probe = starter.run(_write(folder / "isa-probe", ISA_PROBE), _script_environment(folder / "isa-probe"))
+    probed = folder / "isa-probe" / "inductor-cache" if probe.returncode == 0 else None  # else each script probes
     results: dict[str, CellResult] = {}
     scripts: dict[str, Future] = {}
     with ThreadPoolExecutor(max_workers=SCRIPTS_AT_ONCE) as pool:
@@ -139,6 +199,8 @@ def ran(tmp_path_factory):
             if run.poll() is None:
                 run.kill()
             run.wait()
+            pool.shutdown(wait=True)
+            starter.close()
         missing = [cell for cell in wanted if cell not in results]
         log = (folder / "harness.log").read_text(errors="replace")
         assert not missing, f"the harness run recorded no {missing}:\n{log[-3000:]}"

@@ -1,0 +1,98 @@
+"""A Python that imported torch once and forks each reproducer script of test_repro.py from it.
+
+Why: the 42 scripts each began with `import torch`, about 3 CPU-seconds on two cores, a quarter of what
+test_repro.py cost (docs/maintainers.md, "The harness's own tests"). What a script may not have, it still does
+not have: this process runs isolated (`python -I`: no PYTHONPATH, no user site, not even its own folder on the
+path) from an empty folder with the environment the scripts get, and imports nothing but torch (not triton:
+each script sets TRITON_INTERPRET itself before it imports triton). A forked script runs as `python -I repro.py`
+would, from its own folder, with its own environment and caches, as `__main__` with its absolute path as
+`__file__`, and ends with the status that Python would give it.
+
+Protocol: one JSON line per script on stdin, `{"id", "folder", "env"}`; the script's stdout and stderr go to
+`stdout.txt` and `stderr.txt` in its folder; one JSON line per ended script on stdout, `{"id", "returncode"}`
+(negative: the signal that ended it). Closing stdin ends this process once every script has ended.
+Imports nothing of the harness (and cannot: the harness is not on its path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+
+import torch  # noqa: F401  (the import every script shares: the reason this process exists)
+
+STDOUT_FILE, STDERR_FILE = "stdout.txt", "stderr.txt"
+
+
+def _run_script(request: dict) -> int:
+    """In the forked child: become `python -I repro.py` started in the request's folder; the exit status."""
+    import atexit
+    import runpy
+    import traceback
+
+    os.chdir(request["folder"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    for descriptor, name in ((1, STDOUT_FILE), (2, STDERR_FILE)):
+        opened = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(opened, descriptor)
+        os.close(opened)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    script = os.path.abspath("repro.py")
+    sys.argv = [script]
+    code = 0
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as exit_:
+        if exit_.code is None:
+            code = 0
+        elif isinstance(exit_.code, int):
+            code = exit_.code
+        else:
+            print(exit_.code, file=sys.stderr)
+            code = 1
+    except BaseException:  # as Python prints an uncaught exception, and its status
+        traceback.print_exc()
+        code = 1
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return code
+
+
+def main() -> None:
+    running: dict[int, str] = {}
+    pending = b""
+    reading = True
+    while reading or running:
+        if reading and select.select([0], [], [], 0.1)[0]:
+            chunk = os.read(0, 1 << 16)
+            reading = bool(chunk)
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                request = json.loads(line)
+                sys.stdout.flush()
+                pid = os.fork()
+                if pid == 0:
+                    code = 1
+                    try:
+                        code = _run_script(request)
+                    finally:
+                        os._exit(code)
+                running[pid] = request["id"]
+        elif not reading:
+            select.select([], [], [], 0.1)
+        while running:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            print(json.dumps({"id": running.pop(pid), "returncode": os.waitstatus_to_exitcode(status)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
