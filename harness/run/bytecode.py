@@ -10,11 +10,17 @@ a directory of its own (PYTHONPYCACHEPREFIX) instead of nowhere: never beside th
 which is what PYTHONDONTWRITEBYTECODE usually protects. Bytecode changes no result: Python checks each
 cached file against its source's mtime and size. A PYTHONPYCACHEPREFIX the user set is kept, and so
 is PYTHONDONTWRITEBYTECODE with it.
+
+The process that turns the cache on uses it too, from then on: a run's controller was started with
+PYTHONDONTWRITEBYTECODE, so pytest rewrote the asserts of the harness's ~100 plugin modules on every run,
+uncached (about 1 CPU-second a run on two cores, docs/maintainers.md, "The harness's own tests"); pytest keeps
+its rewritten modules under `sys.pycache_prefix` when one is set.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import MutableMapping
 from pathlib import Path
 
@@ -29,11 +35,17 @@ def default_prefix() -> Path:
 
 
 def enable_bytecode_cache(environ: MutableMapping[str, str] | None = None, prefix: Path | None = None) -> str | None:
-    """Point child Pythons at a bytecode cache if the environment forbids one; the prefix set, else None."""
+    """Point child Pythons at a bytecode cache if the environment forbids one; the prefix set, else None.
+
+    Without `environ` (this process's own environment), this process writes and reads its bytecode there too."""
+    own = environ is None
     environ = os.environ if environ is None else environ
     if not environ.get(DONT_WRITE) or PREFIX in environ:
         return None
     chosen = prefix if prefix is not None else default_prefix()
     environ[PREFIX] = str(chosen)
     del environ[DONT_WRITE]
+    if own:
+        sys.pycache_prefix = str(chosen)
+        sys.dont_write_bytecode = False
     return str(chosen)

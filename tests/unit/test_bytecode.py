@@ -45,3 +45,20 @@ def test_a_child_python_writes_its_bytecode_under_the_prefix_only(tmp_path: Path
     import_probe()
     assert "tcm_probe_module" in {p.name.split(".")[0] for p in prefix.rglob("*.pyc")}
     assert not (source / "__pycache__").exists(), "nothing is written beside the source"
+
+
+def test_the_process_that_turns_it_on_writes_its_own_bytecode_under_the_prefix(tmp_path: Path) -> None:
+    """A run's controller: started with PYTHONDONTWRITEBYTECODE, its later imports are cached from then on."""
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "tcm_probe_later.py").write_text("VALUE = 1\n")
+    prefix = tmp_path / "pyc"
+    environ = {k: v for k, v in os.environ.items() if k != PREFIX}
+    environ.update({DONT_WRITE: "1", "PYTHONPATH": os.pathsep.join([str(source), *sys.path])})
+    code = ("import sys; from pathlib import Path; from harness.run import bytecode; "
+            f"bytecode.enable_bytecode_cache(prefix=Path({str(prefix)!r})); import tcm_probe_later; "
+            "print(sys.dont_write_bytecode, sys.pycache_prefix)")
+    done = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", str(prefix)]
+    assert "tcm_probe_later" in {p.name.split(".")[0] for p in prefix.rglob("*.pyc")}
+    assert not (source / "__pycache__").exists(), "nothing is written beside the source"
