@@ -8,6 +8,7 @@ A module of its own that imports nothing of the harness, so that both the enviro
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -56,3 +57,46 @@ def run_caches() -> Path:
     """This run's cache folder; a process that no run's controller started keeps one of its own parent's."""
     named = os.environ.get(RUN_CACHES_VARIABLE)
     return Path(named) if named else caches_root() / f"parent-{os.getppid()}"
+
+
+ISA_PROBES = "isa-probes"  # beside the runs' folders, kept from run to run: one folder per torch version
+
+
+def isa_probes_folder(torch_version: str) -> Path:
+    """Where Inductor's CPU ISA probe outputs are kept between runs (harness.run.loader_zygote's warm-up).
+
+    Each output is a small C++ library that one candidate ISA's flags built, named by torch from its code, its
+    flags and the compiler's version: what this machine's CPU and compiler can build, nothing a cell compiled.
+    Torch still loads each one in a child Python before it trusts it."""
+    return caches_root() / ISA_PROBES / torch_version.replace("/", "_")
+
+
+def _probe_outputs(folder: Path) -> list[Path]:
+    """The probe's outputs in an Inductor cache folder: `<2 characters>/<key>.cpp` and `.so`, no locks."""
+    return [path for path in folder.glob("*/*") if path.suffix in (".cpp", ".so") and path.parent.name != "locks"]
+
+
+def seed_isa_probes(kept: Path, inductor_cache: Path) -> int:
+    """Copy the kept probe outputs into a fresh Inductor cache folder before the probe runs; how many."""
+    copied = 0
+    for source in _probe_outputs(kept):
+        target = inductor_cache / source.relative_to(kept)
+        if not target.exists():
+            _copy_atomically(source, target)
+            copied += 1
+    return copied
+
+
+def keep_isa_probes(inductor_cache: Path, kept: Path) -> int:
+    """After the probe: copy its outputs that the kept folder lacks there, for the next run; how many.
+
+    Only a folder in which nothing but the probe has compiled is given (the zygote's, right after its warm-up)."""
+    return seed_isa_probes(inductor_cache, kept)
+
+
+def _copy_atomically(source: Path, target: Path) -> None:
+    """Two runs may copy the same file at once: each writes a file of its own and renames it into place."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    shutil.copy2(source, partial)
+    os.replace(partial, target)

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.atomic import write_text_atomic
+from harness.run.caches import isa_probes_folder, keep_isa_probes, seed_isa_probes
 from harness.run.environment import enter_tier
 from harness.run.warm_imports import warm_imports
 from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
@@ -218,7 +219,9 @@ def _warm(tier: str) -> None:
     driver), and `_fork_is_clean` proves it before any loader is forked. Under that check, importing Inductor's
     compiler does not start CUDA either; each worker would otherwise import it before its first cell (measured:
     docs/maintainers.md, "Isolation").
-    The ISA candidates are probed at once while the imports run (`_probe_vec_isas`).
+    The ISA candidates are probed at once while the imports run (`_probe_vec_isas`), from outputs kept by the runs
+    before (harness.run.caches.isa_probes_folder): on a machine that ran before, the probe compiles nothing, it only
+    loads them (docs/maintainers.md, "Isolation").
     """
     enter_tier(tier)
     saved = os.environ.get(NVML_CHECK)
@@ -226,12 +229,17 @@ def _warm(tier: str) -> None:
     try:
         import torch._inductor.package  # noqa: F401  (what aoti_load_package imports)
         from torch._inductor.cpu_vec_isa import pick_vec_isa
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
 
+        kept = isa_probes_folder(torch.__version__)
+        inductor_cache = Path(os.environ.get("TORCHINDUCTOR_CACHE_DIR") or cache_dir())
+        seed_isa_probes(kept, inductor_cache)
         with _probe_vec_isas():
             import harness.domain.pipelines  # noqa: F401  # deferred: imports torch, under the NVML check
             from harness.domain.pipelines import aoti_loader, export_loader  # noqa: F401  # deferred: the loaders' modules, under the NVML check
             warm_imports()
         pick_vec_isa()  # functools-cached per process: every forked loader inherits the answer
+        keep_isa_probes(inductor_cache, kept)
     finally:
         if saved is None:
             os.environ.pop(NVML_CHECK, None)
