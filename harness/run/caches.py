@@ -71,27 +71,35 @@ def isa_probes_folder(torch_version: str) -> Path:
     return caches_root() / ISA_PROBES / torch_version.replace("/", "_")
 
 
-def _probe_outputs(folder: Path) -> list[Path]:
-    """The probe's outputs in an Inductor cache folder: `<2 characters>/<key>.cpp` and `.so`, no locks."""
-    return [path for path in folder.glob("*/*") if path.suffix in (".cpp", ".so") and path.parent.name != "locks"]
+PROBE_MARK = "_chk_kernel"  # every candidate's probe source defines one (torch._inductor.cpu_vec_isa)
+
+
+def probe_outputs(folder: Path) -> set[Path]:
+    """The ISA probe's outputs in an Inductor cache folder: each `<2 characters>/<key>.cpp` that defines a probe
+    kernel, and the `.so` built from it (torch names both by the key)."""
+    sources = {path for path in folder.glob("*/*.cpp") if PROBE_MARK in path.read_text(errors="replace")}
+    return sources | {library for source in sources if (library := source.with_suffix(".so")).is_file()}
 
 
 def seed_isa_probes(kept: Path, inductor_cache: Path) -> int:
     """Copy the kept probe outputs into a fresh Inductor cache folder before the probe runs; how many."""
+    return _copy_missing(kept, probe_outputs(kept), inductor_cache)
+
+
+def keep_isa_probes(inductor_cache: Path, kept: Path, before: set[Path]) -> int:
+    """After the probe: copy the outputs it added (not in `before`, what the folder held as it started) to the kept
+    folder, where that lacks them, for the next run; how many."""
+    return _copy_missing(inductor_cache, probe_outputs(inductor_cache) - before, kept)
+
+
+def _copy_missing(source_folder: Path, sources: set[Path], target_folder: Path) -> int:
     copied = 0
-    for source in _probe_outputs(kept):
-        target = inductor_cache / source.relative_to(kept)
+    for source in sorted(sources):
+        target = target_folder / source.relative_to(source_folder)
         if not target.exists():
             _copy_atomically(source, target)
             copied += 1
     return copied
-
-
-def keep_isa_probes(inductor_cache: Path, kept: Path) -> int:
-    """After the probe: copy its outputs that the kept folder lacks there, for the next run; how many.
-
-    Only a folder in which nothing but the probe has compiled is given (the zygote's, right after its warm-up)."""
-    return seed_isa_probes(inductor_cache, kept)
 
 
 def _copy_atomically(source: Path, target: Path) -> None:

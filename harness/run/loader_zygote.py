@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.atomic import write_text_atomic
-from harness.run.caches import isa_probes_folder, keep_isa_probes, seed_isa_probes
+from harness.run.caches import isa_probes_folder, keep_isa_probes, probe_outputs, seed_isa_probes
 from harness.run.environment import enter_tier
 from harness.run.warm_imports import warm_imports
 from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
@@ -234,12 +234,13 @@ def _warm(tier: str) -> None:
         kept = isa_probes_folder(torch.__version__)
         inductor_cache = Path(os.environ.get("TORCHINDUCTOR_CACHE_DIR") or cache_dir())
         seed_isa_probes(kept, inductor_cache)
+        before = probe_outputs(inductor_cache)
         with _probe_vec_isas():
             import harness.domain.pipelines  # noqa: F401  # deferred: imports torch, under the NVML check
             from harness.domain.pipelines import aoti_loader, export_loader  # noqa: F401  # deferred: the loaders' modules, under the NVML check
             warm_imports()
         pick_vec_isa()  # functools-cached per process: every forked loader inherits the answer
-        keep_isa_probes(inductor_cache, kept)
+        keep_isa_probes(inductor_cache, kept, before)
     finally:
         if saved is None:
             os.environ.pop(NVML_CHECK, None)

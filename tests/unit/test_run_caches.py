@@ -14,6 +14,7 @@ from harness.run.caches import (
     RUN_CACHES_VARIABLE,
     isa_probes_folder,
     keep_isa_probes,
+    probe_outputs,
     run_caches,
     seed_isa_probes,
     start_run_caches,
@@ -54,7 +55,7 @@ def test_a_kept_folder_holds_each_processs_caches_by_name(monkeypatch, tmp_path)
     assert folder.is_relative_to(tmp_path / "tmp")  # the run's own folder is still made, and removed at its end
 
 
-def _probe_output(folder: Path, name: str, text: str = "built") -> Path:
+def _probe_output(folder: Path, name: str, text: str = "extern \"C\" void __avx_chk_kernel() {}") -> Path:
     path = folder / name[1:3] / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
@@ -62,23 +63,27 @@ def _probe_output(folder: Path, name: str, text: str = "built") -> Path:
 
 
 def test_the_isa_probes_outputs_go_to_the_kept_folder_and_seed_the_next_runs_cache(monkeypatch, tmp_path):
-    """The zygote's warm-up: seed its fresh Inductor folder from the kept outputs, probe, keep what is new."""
+    """The zygote's warm-up: seed its fresh Inductor folder from the kept outputs, probe, keep what the probe added."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     kept = isa_probes_folder("2.13.0+cpu")
     assert kept.is_relative_to(tmp_path) and kept != isa_probes_folder("2.11.0+cu130")
     first_run = tmp_path / "run-1" / "inductor"
+    _probe_output(first_run, "cold.cpp", "a kernel a test compiled earlier in this folder")
+    before = probe_outputs(first_run)
     _probe_output(first_run, "cabc.cpp")
-    _probe_output(first_run, "cabc.so")
+    _probe_output(first_run, "cabc.so", "a library")
+    _probe_output(first_run, "ckernel.cpp", "a cell's kernel, compiled while the probe ran")
     (first_run / "locks").mkdir()
     (first_run / "locks" / "cabc.lock").write_text("")  # torch's lock files stay where they were made
-    assert keep_isa_probes(first_run, kept) == 2
+    assert keep_isa_probes(first_run, kept, before) == 2
     assert sorted(p.relative_to(kept).as_posix() for p in kept.rglob("*") if p.is_file()) == ["ab/cabc.cpp", "ab/cabc.so"]
 
     second_run = tmp_path / "run-2" / "inductor"
     assert seed_isa_probes(kept, second_run) == 2
-    assert (second_run / "ab" / "cabc.so").read_text() == "built"
-    _probe_output(second_run, "cxyz.so", "another candidate")  # what the second run's probe added
-    assert keep_isa_probes(second_run, kept) == 1  # only what the kept folder lacked
+    assert (second_run / "ab" / "cabc.so").read_text() == "a library"
+    before = probe_outputs(second_run)
+    _probe_output(second_run, "cxyz.cpp")  # another candidate, which the second run's probe built
+    assert keep_isa_probes(second_run, kept, before) == 1  # only what the probe added
     assert not [p for p in kept.rglob("*partial*")], "a copy lands whole, under its own name"
 
 
