@@ -179,8 +179,13 @@ def ran(tmp_path_factory):
         return script
 
     run = _harness_run(wanted, output, folder / "harness.log")
-    starter = ScriptStarter(folder / "starter", _script_environment(folder / "starter"))
-    probe = starter.run(_write(folder / "isa-probe", ISA_PROBE), _script_environment(folder / "isa-probe"))
+    try:
+        starter = ScriptStarter(folder / "starter", _script_environment(folder / "starter"))
+        probe = starter.run(_write(folder / "isa-probe", ISA_PROBE), _script_environment(folder / "isa-probe"))
+    except BaseException:  # the run is not left behind
+        run.kill()
+        run.wait()
+        raise
     probed = folder / "isa-probe" / "inductor-cache" if probe.returncode == 0 else None  # else each script probes
     results: dict[str, CellResult] = {}
     scripts: dict[str, Future] = {}
