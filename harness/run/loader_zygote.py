@@ -232,7 +232,7 @@ def _warm(tier: str) -> None:
         from torch._inductor.runtime.cache_dir_utils import cache_dir
 
         kept = isa_probes_folder(torch.__version__)
-        inductor_cache = Path(os.environ.get("TORCHINDUCTOR_CACHE_DIR") or cache_dir())
+        inductor_cache = Path(cache_dir())  # TORCHINDUCTOR_CACHE_DIR: the controller's, in the run's folder
         seed_isa_probes(kept, inductor_cache)
         before = probe_outputs(inductor_cache)
         with _probe_vec_isas():

@@ -20,6 +20,7 @@ import json
 import os
 import select
 import sys
+import time
 
 import torch  # noqa: F401  (the import every script shares: the reason this process exists)
 
@@ -86,7 +87,7 @@ def main() -> None:
                         os._exit(code)
                 running[pid] = request["id"]
         elif not reading:
-            select.select([], [], [], 0.1)
+            time.sleep(0.1)
         while running:
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:

@@ -10,15 +10,15 @@ outcome and error line: this also holds worker isolation to a fresh Python's evi
 the interpreter's rewritten kernels between cells, three cells' error lines depended on the cells before them).
 The scripts (42 of them, most of their time AOTInductor's C++ builds) run SCRIPTS_AT_ONCE at a time beside the
 harness run, each forked from one isolated Python that imported torch and nothing else (script_starter.py), and
-each with caches of its own that start with Inductor's CPU ISA probe already answered (ISA_PROBE): what each
-script would otherwise pay first, the same on every script (docs/maintainers.md, "The harness's own tests").
+each with caches of its own seeded with the CPU ISA probe's outputs that the harness run's zygote kept
+(harness.run.caches.seed_isa_probes): what each script would otherwise pay first, the same on every script
+(docs/maintainers.md, "The harness's own tests").
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -27,11 +27,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import torch
 
 from harness.domain.registry import load_specs
 from harness.domain.repro import write_repro
 from harness.results import CellResult, ResultsFileError, read_results
-from harness.run.caches import CACHE_VARIABLES
+from harness.run.caches import CACHE_VARIABLES, isa_probes_folder, seed_isa_probes
 from harness.vocab import PIPELINES, split_cell_id
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,9 +65,6 @@ CELLS: dict[str, tuple[str, str]] = {
     "opcheck": ("add/custom_op/opcheck", "add/triton_op/opcheck"),
 }
 SKIPPED_ON_CPU = {"cudagraphs", "cpu_fallback"}  # harness.domain.pipelines.requirements.NEEDS_GPU
-
-
-ISA_PROBE = "from torch._inductor.cpu_vec_isa import pick_vec_isa\n\npick_vec_isa()\n"
 
 
 class ScriptStarter:
@@ -114,12 +112,11 @@ def _script_environment(folder: Path) -> dict[str, str]:
     return environment
 
 
-def _run_script(text: str, folder: Path, starter: ScriptStarter, probed: Path | None) -> subprocess.CompletedProcess:
-    """The script in a folder of its own; its Inductor cache starts as a copy of `probed`, which holds the answered
-    ISA probe (nothing a cell compiles)."""
+def _run_script(text: str, folder: Path, starter: ScriptStarter) -> subprocess.CompletedProcess:
+    """The script in a folder of its own, its Inductor cache seeded as the harness seeds a zygote's: with the ISA
+    probe's outputs kept by the runs before (nothing a cell compiled; none kept yet: the script probes)."""
     _write(folder, text)
-    if probed is not None:
-        shutil.copytree(probed, folder / "inductor-cache")
+    seed_isa_probes(isa_probes_folder(torch.__version__), folder / "inductor-cache")
     return starter.run(folder, _script_environment(folder))
 
 
@@ -173,7 +170,7 @@ def ran(tmp_path_factory):
         kernel, style, pipeline = split_cell_id(cell)
         text = write_repro(specs[kernel], style, pipeline, "cpu", expected=result.to_record())
         where = folder / cell.replace("/", "__").replace("@", "-at-")
-        script = _run_script(text, where, starter, probed)
+        script = _run_script(text, where, starter)
         # The script is the kernel's module: where the harness names the module (kernels.add), it names itself.
         script.stderr = script.stderr.replace(str((where / "repro.py").resolve()), specs[kernel].source)
         return script
@@ -181,12 +178,10 @@ def ran(tmp_path_factory):
     run = _harness_run(wanted, output, folder / "harness.log")
     try:
         starter = ScriptStarter(folder / "starter", _script_environment(folder / "starter"))
-        probe = starter.run(_write(folder / "isa-probe", ISA_PROBE), _script_environment(folder / "isa-probe"))
     except BaseException:  # the run is not left behind
         run.kill()
         run.wait()
         raise
-    probed = folder / "isa-probe" / "inductor-cache" if probe.returncode == 0 else None  # else each script probes
     results: dict[str, CellResult] = {}
     scripts: dict[str, Future] = {}
     with ThreadPoolExecutor(max_workers=SCRIPTS_AT_ONCE) as pool:
