@@ -1,5 +1,3 @@
-import sys
+from harness.cli import run_and_exit
 
-from harness.cli import main
-
-sys.exit(main())
+run_and_exit()

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from harness.atomic import write_text_atomic
 from harness.bench import add_bench_parser
@@ -14,6 +14,7 @@ from harness.cli_common import CliError, check_writable, cli_errors, load_tier_a
 from harness.findings_command import add_parser as add_findings_parser
 from harness.order_check import add_parser as add_order_check_parser
 from harness.perf.cli import add_parser as add_perf_parsers
+from harness.process_exit import exit_without_final_collection
 from harness.report.advice.advise import add_parser as add_advise_parser
 from harness.report.cli import add_subcommands
 from harness.report.compare.baseline import BaselineError, baseline_name, changes_against, load_baseline
@@ -232,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of `python -m harness` and `triton-matrix`; returns the exit code."""
+    """What `python -m harness` and `triton-matrix` do; returns the exit code (tests call it in their process)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     handlers = {"run": command_run, "list": command_list}
@@ -242,3 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def run_and_exit() -> NoReturn:
+    """Entry point of `python -m harness` and `triton-matrix`: `main`, then the process ends without its last
+    collection (harness.process_exit)."""
+    exit_without_final_collection(main())

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from harness.process_exit import exit_without_final_collection
 from harness.report.cli import add_subcommands
 
 
@@ -16,4 +16,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_final_collection(main())

@@ -89,7 +89,10 @@ def _child_log(workdir: Path) -> str:
 def run_inline(request: CellRequest) -> CellResult:
     """Run a cell in this process, for debugging and tests only: a fault here takes the caller with it."""
     workdir = Path(tempfile.mkdtemp(prefix="tcm-cell-"))
-    return execute_cell(request, workdir, run_fresh_python)
+    try:
+        return execute_cell(request, workdir, run_fresh_python)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def run_isolated(request: CellRequest, timeout_s: float, mode: str = DEFAULT_ISOLATION,

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.atomic import write_text_atomic
+from harness.process_exit import exit_without_final_collection
 from harness.run.caches import isa_probes_folder, keep_isa_probes, probe_outputs, seed_isa_probes
 from harness.run.environment import enter_tier
 from harness.run.warm_imports import warm_imports
@@ -669,4 +670,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        exit_code = main(sys.argv[1:])
+    except SystemExit as request:  # SIGTERM's handler: the run is over, and its controller waits for this process
+        exit_code = request.code if isinstance(request.code, int) else 0
+    exit_without_final_collection(exit_code)

@@ -22,7 +22,7 @@ from harness.plugin.xdist_hooks import cell_id_of
 from harness.results import read_results
 from harness.run import worker_mode
 from harness.run.cell import CellRequest
-from harness.run.isolation import run_isolated
+from harness.run.isolation import run_inline, run_isolated
 from harness.run.warm_imports import warm_imports
 
 REPO = Path(__file__).resolve().parents[2]
@@ -215,3 +215,10 @@ def test_cold_cache_gives_the_cell_empty_caches_of_its_own(cold, tmp_path, monke
     if cold:
         assert any(path.is_file() for path in cold_inductor.rglob("*")), "Inductor wrote nothing to the cell's own cache"
     assert {name: os.environ.get(name) for name in before} == before  # the parent's caches are untouched
+
+
+def test_a_cell_run_inline_leaves_no_folder_behind(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where run_inline makes the cell's folder
+    result = run_inline(CellRequest("add", "native", "eager", "cpu"))
+    assert result.outcome == "pass", result
+    assert list(tmp_path.iterdir()) == []

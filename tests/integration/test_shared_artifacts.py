@@ -4,29 +4,58 @@ cells that export the same program load one build, in either order, with the sam
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from harness.run.caches import caches_root
+
 REPO = Path(__file__).resolve().parents[2]
 ROUND_TRIPS = "export_roundtrip,export_roundtrip_bare"
 
 
-def _run(tmp_path: Path, name: str, pipelines: str, *extra: str) -> dict[str, dict]:
+def _run(tmp_path: Path, name: str, pipelines: str, *extra: str, environment: dict[str, str] | None = None) -> dict[str, dict]:
     output = tmp_path / f"{name}.jsonl"
     command = [sys.executable, "-m", "harness", "run", "-k", "add", "-s", "custom_op", "-p", pipelines, "--tier", "cpu",
                "-n", "1", "--baseline-dir", "none", "-o", str(output), *extra]
-    run = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
+    run = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900, env=environment)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     records = [json.loads(line) for line in output.read_text().splitlines()]
     return {record["id"]: record for record in records if "id" in record}
 
 
+def _own_temporary_folder(tmp_path: Path) -> dict[str, str]:
+    """The environment with a temporary folder of the test's own, in which the machine's kept caches (bytecode, the
+    ISA probe's outputs: harness.run.caches) are a link to the real ones, so that the run pays nothing extra."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    kept = caches_root()
+    kept.mkdir(exist_ok=True)
+    (folder / kept.name).symlink_to(kept, target_is_directory=True)
+    return {**os.environ, "TMPDIR": str(folder)}
+
+
+def _left_behind(folder: Path) -> list[str]:
+    """What a run left under `folder` (the links not followed) that it made for itself or for one cell: the
+    extraction of a package (`aotinductor_*`) or a run's own folder (`tcm-*`, but the kept caches). Not counted:
+    the caches torch and pytest keep and bound themselves (Inductor's precompiled headers, pytest's last three
+    temporary folders)."""
+    return sorted(os.path.relpath(os.path.join(parent, name), folder)
+                  for parent, folders, files in os.walk(folder) for name in folders + files
+                  if name.startswith("aotinductor_")
+                  or (parent == str(folder) and name.startswith("tcm-") and name != caches_root().name))
+
+
 @pytest.mark.slow
 def test_the_three_aoti_pipelines_build_one_package_and_a_failing_cell_names_the_build_it_loaded(tmp_path):
-    records = _run(tmp_path, "aoti", "aoti,aoti_strict,aoti_fresh_process")
+    """Run with a temporary folder of its own: the fresh process's failed load (torch leaves the package's
+    extraction behind when a load fails) extracts into the cell's folder, and the run leaves nothing behind."""
+    environment = _own_temporary_folder(tmp_path)
+    records = _run(tmp_path, "aoti", "aoti,aoti_strict,aoti_fresh_process", environment=environment)
+    assert _left_behind(tmp_path / "tmp") == []
     assert {p: records[f"add/custom_op/{p}"]["detail"].get("reused") for p in ("aoti", "aoti_strict",
                                                                              "aoti_fresh_process")} == {
         "aoti": None, "aoti_strict": {"aoti-package": "add/custom_op/aoti"},

@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from harness.domain.pipelines.aoti_loader import read_report
+from harness.domain.pipelines.aoti_loader import extraction_in, read_report
 from harness.domain.pipelines.common import CellContext, built_artifact, check_result, expected_result, staged
 from harness.domain.pipelines.export import export_program
 from harness.domain.styles import SkipCell
@@ -39,7 +39,7 @@ def package(context: CellContext, args: tuple[Any, ...], strict: bool) -> Path:
 def run_in_process(context: CellContext, strict: bool) -> dict[str, Any]:
     args = context.inputs()
     path = package(context, args, strict)
-    with staged("load", context):
+    with staged("load", context), extraction_in(context.workdir):
         runner = torch._inductor.aoti_load_package(str(path))
     expected = expected_result(context, args)
     with staged("run", context):

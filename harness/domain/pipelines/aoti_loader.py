@@ -7,10 +7,15 @@ lists any kernel module that was imported anyway (proof it was fresh).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+EXTRACTION_VARIABLE = "TMPDIR"  # where torch's package loader extracts a package (std::filesystem's temporary folder)
 
 
 def read_report(path: Path) -> dict[str, Any]:
@@ -18,6 +23,23 @@ def read_report(path: Path) -> dict[str, Any]:
         return json.loads(Path(path).read_text())
     except (OSError, ValueError):
         return {}
+
+
+@contextlib.contextmanager
+def extraction_in(folder: Path) -> Iterator[None]:
+    """`aoti_load_package` extracts the package into a new `aotinductor_*` folder of the temporary folder, removed
+    when the loaded model is freed; a load that fails leaves it there (two folders a failed load on torch 2.13,
+    hundreds a GPU run: docs/maintainers.md, "Isolation"). Loads in this block extract into `folder` instead: the
+    cell's own, removed with it."""
+    saved = os.environ.get(EXTRACTION_VARIABLE)
+    os.environ[EXTRACTION_VARIABLE] = str(folder)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(EXTRACTION_VARIABLE, None)
+        else:
+            os.environ[EXTRACTION_VARIABLE] = saved
 
 
 def _write(path: Path, report: dict[str, Any]) -> None:
@@ -31,7 +53,8 @@ def main(argv: list[str]) -> int:
     try:
         import torch
 
-        runner = torch._inductor.aoti_load_package(str(package))
+        with extraction_in(Path(report_path).parent):  # the cell's folder (the package may be another cell's)
+            runner = torch._inductor.aoti_load_package(str(package))
         report["stage"] = "run"
         _write(report_path, report)
         args = torch.load(inputs)
