@@ -28,9 +28,9 @@ def read_report(path: Path) -> dict[str, Any]:
 @contextlib.contextmanager
 def extraction_in(folder: Path) -> Iterator[None]:
     """`aoti_load_package` extracts the package into a new `aotinductor_*` folder of the temporary folder, removed
-    when the loaded model is freed; a load that fails leaves it there (two folders a failed load on torch 2.13,
-    hundreds a GPU run: docs/maintainers.md, "Isolation"). Loads in this block extract into `folder` instead: the
-    cell's own, removed with it."""
+    when the loaded model is freed; a load that fails leaves it there (two folders a failed load on torch 2.13:
+    docs/maintainers.md, "Isolation"). Loads in this block extract into `folder` instead: the cell's own, removed
+    with it. Torch 2.11 extracts into /tmp/XXXXXX whatever TMPDIR says: there nothing moves."""
     saved = os.environ.get(EXTRACTION_VARIABLE)
     os.environ[EXTRACTION_VARIABLE] = str(folder)
     try:
