@@ -11,6 +11,7 @@ Loaded with harness.plugin.pytest_plugin. Every hook is inert unless xdist runs 
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import shlex
@@ -138,6 +139,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for key in (_root_key, _run_caches_key):
         if key in config.stash:
             shutil.rmtree(config.stash[key], ignore_errors=True)
+    if runs_matrix(config):
+        # pytest (>= 8.4) collects garbage five times after this hook to report unraisable exceptions: with torch
+        # imported, about 2 CPU seconds for a one-cell run's controller and workers (docs/maintainers.md,
+        # "Isolation"). Nothing after the last cell is evidence: what the process holds is frozen out of sight first.
+        gc.freeze()
 
 
 def _pins(config: pytest.Config) -> GpuPins:

@@ -27,3 +27,17 @@ def test_python_m_harness_ends_through_it(tmp_path):
                     "runpy.run_module('harness', run_name='__main__')", "report", str(results))
     assert ended.stdout.strip().endswith("frozen at exit: True"), ended.stdout[-2000:] + ended.stderr[-2000:]
     assert ended.returncode == 2  # an empty results file is bad input: the command's own exit code comes through
+
+
+def _pytest_freezes(*arguments: str) -> bool:
+    ended = _python(REPORTS_FREEZE + "import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))",
+                    "--collect-only", "-q", "-p", "no:cacheprovider", *arguments)
+    assert ended.returncode == 0, ended.stdout[-2000:] + ended.stderr[-2000:]
+    return ended.stdout.strip().endswith("frozen at exit: True")
+
+
+def test_a_matrix_pytest_freezes_its_heap_before_pytests_last_collections_and_another_pytest_does_not():
+    """pytest collects garbage five times after `pytest_unconfigure` (unraisable exceptions); the plugin freezes the
+    heap first in a process that runs the matrix, and stays inert elsewhere."""
+    assert _pytest_freezes("matrix", "--matrix-tier", "cpu", "--matrix-kernel", "add", "--matrix-pipeline", "eager")
+    assert not _pytest_freezes("tests/unit/test_tolerance.py")
