@@ -17,7 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 ROUND_TRIPS = "export_roundtrip,export_roundtrip_bare"
 
 
-def _run(tmp_path: Path, name: str, pipelines: str, *extra: str, environment: dict[str, str] | None = None) -> dict[str, dict]:
+def _run(tmp_path: Path, name: str, pipelines: str, *extra: str,
+         environment: dict[str, str] | None = None) -> dict[str, dict]:
     output = tmp_path / f"{name}.jsonl"
     command = [sys.executable, "-m", "harness", "run", "-k", "add", "-s", "custom_op", "-p", pipelines, "--tier", "cpu",
                "-n", "1", "--baseline-dir", "none", "-o", str(output), *extra]
