@@ -30,7 +30,7 @@ from harness.run.cell import CellRequest, result_for
 from harness.run.environment import describe, environment_tag
 from harness.run.isolation import run_isolated
 from harness.run.loader_zygote import read_warmup
-from harness.run.options import add_pytest_options
+from harness.run.options import FORKED_ISOLATION, add_pytest_options
 from harness.run.plan import command_line
 from harness.run.repeat import run_repeated
 from harness.run.selection import Cell
@@ -150,9 +150,10 @@ def judge_by_control(state: MatrixState, cell: Cell, result: CellResult) -> None
     The control normally ran first in this worker. When it did not (the worker that ran it died mid-group, and
     this one got the rest), the control that worker recorded is read from the results file the controller writes:
     running it again in a new Python cost 7 to 10 s on the H100, twice per `tensor_subclass` group
-    (docs/maintainers.md, "Isolation"). Only where no record is found does it run now; in worker mode in a process
-    of its own, because this worker holds whatever the failed cell left: after a CUDA fault every CUDA call here
-    raises until the worker retires (measured on the H100).
+    (docs/maintainers.md, "Isolation"). Only where no record is found (that, or a selection that left the control
+    out) does it run now; in worker mode in a process of its own, because this worker holds whatever the failed
+    cell left: after a CUDA fault every CUDA call here raises until the worker retires (measured on the H100).
+    That process is forked from the run's zygote, as a new worker is (harness.run.isolation, `forked`).
     """
     key = (cell.kernel, cell.pipeline)
     control_cell = Cell(cell.kernel, CONTROL_STYLE, cell.pipeline)
@@ -162,7 +163,7 @@ def judge_by_control(state: MatrixState, cell: Cell, result: CellResult) -> None
             state.controls[key] = recorded
     if key not in state.controls:
         control_request = _request(state, control_cell)
-        isolation = "process" if state.isolation == "worker" else state.isolation
+        isolation = FORKED_ISOLATION if state.isolation == "worker" else state.isolation
         state.controls[key] = run_repeated(lambda: run_isolated(control_request, state.timeout_s, isolation), state.repeat)
     mark_env(result, state.controls[key])
 

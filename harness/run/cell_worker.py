@@ -1,4 +1,5 @@
-"""`python -m harness.run.cell_worker WORKDIR`: one cell in a brand-new interpreter (isolation mode `process`)."""
+"""One cell in a process of its own: `python -m harness.run.cell_worker WORKDIR` (isolation mode `process`, a brand-new
+interpreter), or `main([WORKDIR])` in a child forked from the run's zygote (`forked`, harness.run.isolation)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from pathlib import Path
 from harness.run.cell import CellRequest
 from harness.run.isolation import child_main
 
-if __name__ == "__main__":
-    workdir = Path(sys.argv[1])
+
+def main(argv: list[str]) -> int:
+    workdir = Path(argv[0])
     request = CellRequest(**json.loads((workdir / "request.json").read_text()))
-    sys.exit(child_main(request, workdir))
+    return child_main(request, workdir)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

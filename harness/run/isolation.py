@@ -6,6 +6,11 @@ Two mechanisms, compared cell by cell by `python -m harness bench` (docs/maintai
 - `process`: a brand-new interpreter per cell (`python -m harness.run.cell_worker`), the slow reference.
   The parent only waits, reads the child's result file, and turns a death or a timeout into `crash` or
   `timeout`, naming the stage the child had reached.
+- `forked` (not a choice of `--isolation`): the same child side and evidence, in a child forked from the run's
+  zygote, which imported torch and Inductor and never a kernel module nor CUDA: what a new worker is before its
+  first cell. A worker uses it for a control it cannot run itself after a failed cell (harness.plugin.
+  pytest_plugin.judge_by_control); a new interpreter cost that control about 6 CPU seconds on the CPU tier and 7 to
+  10 s on the H100, most of it importing torch and Inductor again (docs/maintainers.md, "Isolation").
 No process that imported a plug-in or touched CUDA is ever forked to run a cell: a library that sets up a
 runtime at import (CUDA, a thread pool, a pid check) refuses to work in such a child.
 """
@@ -27,7 +32,8 @@ from harness.results import CellResult
 from harness.run.cell import CellRequest, execute_cell, result_for
 from harness.run.death import death_evidence
 from harness.run.fresh_python import run_fresh_python
-from harness.run.options import DEFAULT_ISOLATION, ISOLATION_MODES
+from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, ZygoteUnavailable, run_loader
+from harness.run.options import DEFAULT_ISOLATION, FORKED_ISOLATION, ISOLATION_MODES
 from harness.run.worker_mode import run_in_worker
 
 LOG_TAIL_CHARS = 1000
@@ -70,6 +76,20 @@ def _run_process(request: CellRequest, workdir: Path, timeout_s: float) -> tuple
             raise
 
 
+def _run_forked(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[int | None, bool]:
+    """The child forked from the run's zygote; a new interpreter where the run has no zygote or it cannot answer."""
+    directory, owner = os.environ.get(LOADER_DIR_VARIABLE), os.environ.get(LOADER_OWNER_VARIABLE)
+    if not directory or not owner:
+        return _run_process(request, workdir, timeout_s)
+    (workdir / "request.json").write_text(json.dumps(request.to_dict()))
+    try:
+        run = run_loader(Path(directory), int(owner), request.tier, "harness.run.cell_worker", [str(workdir)],
+                         dict(os.environ), timeout_s, workdir / "child.log")
+    except ZygoteUnavailable:
+        return _run_process(request, workdir, timeout_s)
+    return (None, True) if run.timed_out else (run.returncode, False)
+
+
 def _kill_group(pid: int) -> None:
     for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
         try:
@@ -97,14 +117,15 @@ def run_inline(request: CellRequest) -> CellResult:
 
 def run_isolated(request: CellRequest, timeout_s: float, mode: str = DEFAULT_ISOLATION,
                  keep_workdir: bool = False) -> CellResult:
-    if mode not in ISOLATION_MODES:
+    if mode not in (*ISOLATION_MODES, FORKED_ISOLATION):
         raise ValueError(f"unknown isolation mode {mode!r}; choose from {', '.join(ISOLATION_MODES)}")
     if mode == "worker":
         return run_in_worker(request, timeout_s)
     workdir = Path(tempfile.mkdtemp(prefix=f"tcm-{request.kernel}-{request.style}-{request.pipeline}-"))
     started = time.perf_counter()
     try:
-        exit_code, timed_out = _run_process(request, workdir, timeout_s)
+        launch = _run_forked if mode == FORKED_ISOLATION else _run_process
+        exit_code, timed_out = launch(request, workdir, timeout_s)
         elapsed = round(time.perf_counter() - started, 3)
         stage_file = workdir / "stage"
         stage = stage_file.read_text().strip() if stage_file.exists() else "build"

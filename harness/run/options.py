@@ -19,6 +19,9 @@ EXPECTED_DIR = Path(__file__).resolve().parents[2] / "matrix" / "expected"  # th
 DEFAULT_TIMEOUT_S = {"gpu": 300.0, "cpu": 600.0}  # a cell's time limit per tier, unless --timeout says
 ISOLATION_MODES: tuple[str, ...] = ("worker", "process")
 DEFAULT_ISOLATION = "worker"
+# Not a choice of `--isolation`: a worker run's cell that needs a process of its own (a control the worker cannot run
+# after a failed cell) gets one forked from the run's zygote, as a new worker is (harness.run.isolation).
+FORKED_ISOLATION = "forked"
 TIER_CHOICES: tuple[str, ...] = ("auto", "gpu", "cpu")
 
 

@@ -27,6 +27,7 @@ from harness.run.warm_imports import warm_imports
 
 REPO = Path(__file__).resolve().parents[2]
 WORKER_KERNELS = Path(__file__).parent / "faults" / "worker_kernels.py"
+BROKEN_CONTROL_KERNELS = Path(__file__).parent / "plugins" / "broken_control_kernels.py"
 REQUEST = CellRequest("add", "raw", "eager", "cpu", worker="gw3")
 
 
@@ -222,3 +223,17 @@ def test_a_cell_run_inline_leaves_no_folder_behind(tmp_path, monkeypatch):
     result = run_inline(CellRequest("add", "native", "eager", "cpu"))
     assert result.outcome == "pass", result
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_control_the_selection_left_out_runs_forked_from_the_zygote_and_judges_the_style(tmp_path):
+    """`-s raw` leaves the control out: the worker cannot run it after raw's failure, so it runs in a child of the
+    run's zygote, as a new worker would (a new Python here cost about 6 CPU seconds a control), and still judges."""
+    output = tmp_path / "results.jsonl"
+    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from", str(BROKEN_CONTROL_KERNELS),
+               "-s", "raw", "-p", "export_nonstrict", "-n", "1", "--isolation", "worker", "-o", str(output)]
+    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    (judged,) = read_results(output).cells
+    assert judged.id == "broken_control/raw/export_nonstrict", completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert judged.outcome == "env" and judged.control["outcome"] == "fail", judged
+    assert judged.control["error"] == "this control refuses export; it ran in a child forked from the run's zygote"

@@ -62,4 +62,4 @@ def test_without_a_recorded_control_it_runs_again_in_a_process_of_its_own(monkey
     state = _state(_results_file(tmp_path / "r.jsonl", other) if recorded else None)
     result = _result("raw", "fail", stage="load", error_type="RuntimeError", error="no loader")
     pytest_plugin.judge_by_control(state, Cell("add", "raw", "aoti"), result)
-    assert asked == [("native", "process")] and result.outcome == "fail"
+    assert asked == [("native", "forked")] and result.outcome == "fail"
