@@ -20,8 +20,6 @@ from harness.vocab import OUTCOMES, PIPELINES, STAGES, STYLES, cell_id
 SCHEMA_VERSION = 1
 # detail key: why the worker that ran the cell retired after it (a CUDA fault); written by the worker, read by shards
 WORKER_RETIRED = "worker_retired"
-# detail key: why the process a cell ran in apart (`forked`) could not have run another cell; written by that process
-POISONED_ITS_PROCESS = "poisoned_its_process"
 
 
 class ResultsFileError(Exception):

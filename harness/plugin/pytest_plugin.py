@@ -123,8 +123,7 @@ def run_cell(state: MatrixState, cell: Cell) -> CellResult:
     reason = skip_reason(state.specs[cell.kernel], cell.pipeline, state.tier)
     if reason:  # known without building anything: no process spent on it
         return result_for(request, "skip", reason=reason, detail={"decided_by": "parent"})
-    isolation = isolation_for(state, cell)
-    result = run_repeated(lambda: run_isolated(request, state.timeout_s, isolation), state.repeat)
+    result = run_repeated(lambda: run_isolated(request, state.timeout_s, state.isolation), state.repeat)
     if state.gpu is not None:  # the GPU this worker was pinned to (harness.plugin.xdist_hooks)
         result.detail["gpu"] = state.gpu
     if state.worker_started_by is not None:  # how this xdist worker started (harness.run.zygote_python)
@@ -135,15 +134,6 @@ def run_cell(state: MatrixState, cell: Cell) -> CellResult:
     elif result.outcome not in ("pass", "skip"):
         judge_by_control(state, cell, result)
     return result
-
-
-def isolation_for(state: MatrixState, cell: Cell) -> str:
-    """The run's isolation, except for a cell that poisoned its process in the run its durations come from (a CUDA
-    error in the GPU default's `tensor_subclass` cells): in worker isolation it runs in a child of the run's zygote,
-    and the worker goes on to the rest of its group. Retired, the worker's replacement started, collected the
-    matrix and made its CUDA context before the group's next cell, seconds each time (docs/maintainers.md,
-    "Isolation"). A cell that poisons its process without having done so before still retires its worker."""
-    return FORKED_ISOLATION if cell.id in state.run_apart else state.isolation
 
 
 def _cpu_threads() -> int:

@@ -23,7 +23,7 @@ from harness.run.order import OrderError, parse_order
 from harness.run.repeat import RepeatError, parse_repeat
 from harness.run.resume import ResumeError, check_resumable, repair_torn_tail
 from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
-from harness.run.shard import PreviousRun, ShardError, load_previous_run, parse_shard, shard_cells
+from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
 from harness.run.zygote_python import STARTED_VARIABLE
 from harness.vocab import CONTROL_STYLE
 
@@ -70,16 +70,11 @@ class MatrixState:
         self.repeat = parse_repeat(option.matrix_repeat, "--matrix-repeat")
         self.order = parse_order(getattr(option, "matrix_order", None) or "longest-first", "--matrix-order")
         self.shard = parse_shard(option.matrix_shard, "--matrix-shard") if option.matrix_shard else None
-        given = load_previous_run(option.matrix_durations_from) if option.matrix_durations_from else None
-        in_shard = shard_cells(select_cells(self.kernels, self.styles, self.pipelines), self.shard,
-                               given.durations if given else None)
+        durations = load_durations(option.matrix_durations_from) if option.matrix_durations_from else None
+        in_shard = shard_cells(select_cells(self.kernels, self.styles, self.pipelines), self.shard, durations)
         done = self._resume_from(option.matrix_resume)
         self.planned = [cell for cell in in_shard if cell.id not in done]
-        previous = given if given is not None else _published_run(self.tier)
-        self.durations = previous.durations if previous else None
-        # In worker isolation, the cells that poisoned their process in that run run in a child of the zygote, so
-        # that the worker goes on instead of being replaced (harness.plugin.pytest_plugin.isolation_for).
-        self.run_apart: frozenset[str] = previous.poisoning if previous and self.isolation == "worker" else frozenset()
+        self.durations = durations if durations is not None else _published_durations(self.tier)
         self._private_caches()
 
     def _point_at_loader(self) -> None:
@@ -131,14 +126,13 @@ class MatrixState:
 PUBLISHED_RESULTS = {"gpu": PUBLISHED_GPU_RESULTS}
 
 
-def _published_run(tier: str) -> PreviousRun | None:
-    """The published results of this tier, to order a run's groups and run apart what poisoned its process there;
-    None when there are none."""
+def _published_durations(tier: str) -> dict[str, float] | None:
+    """Cell durations of the published results of this tier, to order a run's groups; None when there are none."""
     path = PUBLISHED_RESULTS.get(tier)
     if path is None or not path.is_file():
         return None
     try:
-        return load_previous_run(str(path))
+        return load_durations(str(path))
     except ShardError:
         return None
 

@@ -28,14 +28,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.results import POISONED_ITS_PROCESS, CellResult
-from harness.run import global_state
+from harness.results import CellResult
 from harness.run.cell import CellRequest, execute_cell, result_for
 from harness.run.death import death_evidence
 from harness.run.fresh_python import run_fresh_python
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, ZygoteUnavailable, run_loader
 from harness.run.options import DEFAULT_ISOLATION, FORKED_ISOLATION, ISOLATION_MODES
-from harness.run.worker_mode import poisoned_by, run_in_worker
+from harness.run.worker_mode import run_in_worker
 
 LOG_TAIL_CHARS = 1000
 
@@ -53,11 +52,7 @@ def child_main(request: CellRequest, workdir: Path) -> int:
 
     log = open(workdir / "child.log", "a", buffering=1)
     faulthandler.enable(log)
-    state_before = global_state.snapshot()
     result = execute_cell(request, workdir, run_fresh_python, stage_marker=stage_writer(workdir / "stage"))
-    poisoned = poisoned_by(request, result, state_before)
-    if poisoned:  # what a worker would have retired on: a later run runs this cell apart (harness.run.shard)
-        result.detail[POISONED_ITS_PROCESS] = poisoned
     (workdir / "result.json").write_text(json.dumps(result.to_record()))
     return 0
 
@@ -127,7 +122,7 @@ def run_isolated(request: CellRequest, timeout_s: float, mode: str = DEFAULT_ISO
     if mode == "worker":
         return run_in_worker(request, timeout_s)
     workdir = Path(tempfile.mkdtemp(prefix=f"tcm-{request.kernel}-{request.style}-{request.pipeline}-"))
-    started, started_at = time.perf_counter(), time.time()
+    started = time.perf_counter()
     try:
         launch = _run_forked if mode == FORKED_ISOLATION else _run_process
         exit_code, timed_out = launch(request, workdir, timeout_s)
@@ -142,8 +137,6 @@ def run_isolated(request: CellRequest, timeout_s: float, mode: str = DEFAULT_ISO
         if exit_code == 0 and result_file.exists():
             result = CellResult.from_record(json.loads(result_file.read_text()))
             result.detail["isolation"] = mode
-            if mode == FORKED_ISOLATION:  # a worker's cell: on the run's timeline, as the worker's own cells are
-                result.detail["started_at"] = round(started_at, 3)
             return result
         log = _child_log(workdir)
         signal_name = signal.Signals(-exit_code).name if exit_code is not None and exit_code < 0 else None

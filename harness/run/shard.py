@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.results import POISONED_ITS_PROCESS, WORKER_RETIRED, ResultsFileError, read_results
+from harness.results import WORKER_RETIRED, ResultsFileError, read_results
 from harness.run.selection import Cell
 
 RETIREMENT_S = 4.5  # a retired worker's replacement starting, until its group's next cell runs (docs/maintainers.md, "Ordering")
@@ -44,31 +44,15 @@ def parse_shard(text: str, option: str = "--shard") -> Shard:
     return shard
 
 
-@dataclass(frozen=True)
-class PreviousRun:
-    """What a run takes from an earlier run's results file: how long each cell took, and which cells left the
-    process they ran in unusable (a CUDA error poisons a process), whichever way they ran."""
-
-    durations: dict[str, float]
-    poisoning: frozenset[str]
-
-
-def load_previous_run(path: str | Path) -> PreviousRun:
-    """duration_s per cell id from a previous run's results file; a cell that retired its worker also weighs the
-    start of the worker that replaces it, which its own duration leaves out."""
+def load_durations(path: str | Path) -> dict[str, float]:
+    """duration_s per cell id from a previous run's results file; a cell that retired its worker (a CUDA error
+    poisons a process) also weighs the start of the worker that replaces it, which its own duration leaves out."""
     try:
         results = read_results(path)
     except ResultsFileError as exc:
         raise ShardError(f"--durations-from: {exc}") from None
-    durations = {cell.id: float(cell.duration_s) + (RETIREMENT_S if cell.detail.get(WORKER_RETIRED) else 0.0)
-                 for cell in results.cells}
-    poisoning = frozenset(cell.id for cell in results.cells
-                          if cell.detail.get(WORKER_RETIRED) or cell.detail.get(POISONED_ITS_PROCESS))
-    return PreviousRun(durations, poisoning)
-
-
-def load_durations(path: str | Path) -> dict[str, float]:
-    return load_previous_run(path).durations
+    return {cell.id: float(cell.duration_s) + (RETIREMENT_S if cell.detail.get(WORKER_RETIRED) else 0.0)
+            for cell in results.cells}
 
 
 def groups_in_order(cells: Sequence[Cell]) -> dict[str, list[Cell]]:

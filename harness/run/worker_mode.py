@@ -145,7 +145,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     result.detail["started_at"] = round(started, 3)  # epoch seconds: a run's timeline, worker by worker
     if fill_failure:
         result.detail["free_memory_fill"] = fill_failure
-    poisoned = poisoned_by(request, result, state_before)
+    poisoned = _cuda_poisoned(result) or _state_changed(request, state_before)
     if poisoned:
         _slot.retire_reason = poisoned
         result.detail[WORKER_RETIRED] = poisoned
@@ -188,11 +188,6 @@ def _fill_free_memory() -> str | None:
     except Exception as exc:  # the cell still runs; its detail says its outputs may read an earlier cell's memory
         return f"free GPU memory not filled: {type(exc).__name__}: {exc}"
     return None
-
-
-def poisoned_by(request: CellRequest, result: CellResult, state_before: dict[str, Any]) -> str | None:
-    """Why the process that ran this cell cannot be trusted with another (a CUDA error, changed global state)."""
-    return _cuda_poisoned(result) or _state_changed(request, state_before)
 
 
 def _state_changed(request: CellRequest, before: dict[str, Any]) -> str | None:

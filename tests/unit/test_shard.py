@@ -19,7 +19,6 @@ from harness.run.shard import (
     assign_groups,
     groups_in_order,
     load_durations,
-    load_previous_run,
     longest_groups_first,
     parse_shard,
     shard_cells,
@@ -142,20 +141,6 @@ def test_a_cell_that_retired_its_worker_also_weighs_its_replacements_start(tmp_p
     assert with_retirement[record["id"]] == pytest.approx(plain[record["id"]] + RETIREMENT_S)
     assert {k: v for k, v in with_retirement.items() if k != record["id"]} == \
         {k: v for k, v in plain.items() if k != record["id"]}
-
-
-def test_the_cells_that_poisoned_their_process_either_way_are_the_ones_a_worker_run_runs_apart(tmp_path):
-    lines = CPU_FIXTURE.read_text().splitlines()
-    cells = [index for index, line in enumerate(lines) if '"record": "cell"' in line][:3]
-    marked = []
-    for index, key in zip(cells, ("worker_retired", "poisoned_its_process")):
-        record = json.loads(lines[index])
-        record["detail"][key] = "CUDA error in " + record["id"]
-        lines[index] = json.dumps(record)
-        marked.append(record["id"])
-    (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n")
-    assert load_previous_run(tmp_path / "results.jsonl").poisoning == frozenset(marked)
-    assert load_previous_run(CPU_FIXTURE).poisoning == frozenset()
 
 
 def test_plain_pytest_collects_the_longest_group_first_with_durations(tmp_path):
