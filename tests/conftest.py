@@ -29,6 +29,10 @@ def pytest_configure(config: pytest.Config) -> None:
     while the other zips them (docs/maintainers.md, "Order independence"). The harness runs a suite worker
     starts, one after another, keep their processes' caches in its folder (TCM_KEEP_CACHES), so that each run
     reuses what the ones before it compiled, as when they all shared torch's default folder."""
+    # pytest-xdist's loadscope hands out modules by how many tests each has, largest first, unless told not to: the
+    # order below (pytest_collection_modifyitems, the longest modules first) was undone, and the CPU-tier default
+    # selection started 14 minutes into a 22-minute suite (docs/maintainers.md, "The harness's own tests").
+    config.option.loadscopereorder = False
     folder = tempfile.mkdtemp(prefix="tcm-suite-caches-")
     config.stash[_suite_caches] = folder
     for variable, name in CACHE_VARIABLES:

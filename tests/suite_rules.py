@@ -16,16 +16,21 @@ def slow_marker_problem(marked_slow: bool, seconds: float, limit: float = QUICK_
     return None
 
 
-# The modules that take longest, longest first (the reproducer test's harness run and 42 scripts, a whole CPU-tier default
-# selection, the fault runs, real CLI runs):
-# with `--dist loadscope` (nox -s tests) each module runs in one worker, and one that started last would be the
-# suite's tail alone.
+# The modules that take longest, longest first, by their wall time in a suite run of 2026-11-27 (docs/maintainers.md,
+# "The harness's own tests"): the reproducer test's harness run and 42 scripts, the fault runs in both isolation
+# modes, a whole CPU-tier default selection, the bad-input commands, the zygote's and the workers' real starts.
+# With `--dist loadscope` (nox -s tests) each module runs in one worker, and one that started last would be the
+# suite's tail alone; pytest-xdist keeps this order because tests/conftest.py turns its reordering off.
 LONGEST_FIRST = (
     "tests/integration/test_repro.py",
-    "tests/integration/test_default_selection.py",
-    "tests/integration/faults/test_faults_table.py",
-    "tests/integration/test_cpu_tier.py",
     "tests/integration/faults/test_isolation.py",
+    "tests/integration/test_default_selection.py",
+    "tests/unit/test_hostile_input.py",
+    "tests/integration/test_loader_zygote.py",
+    "tests/integration/faults/test_faults_table.py",
+    "tests/integration/test_worker_start.py",
+    "tests/integration/faults/test_interrupt.py",
+    "tests/integration/test_cpu_tier.py",
 )
 
 

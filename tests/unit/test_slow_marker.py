@@ -27,6 +27,11 @@ def test_the_longest_modules_start_first_then_the_slow_ones():
     assert all((REPO / path).is_file() for path in LONGEST_FIRST)
 
 
+def test_xdist_hands_out_the_modules_in_that_order(pytestconfig):
+    """Its loadscope scheduler otherwise sorts modules by their number of tests (tests/conftest.py)."""
+    assert pytestconfig.option.loadscopereorder is False
+
+
 def test_not_slow_deselects_the_tests_that_run_cells():
     completed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "not slow", "-p", "no:xdist",
                                 "tests/integration"], cwd=REPO, capture_output=True, text=True, timeout=300)
