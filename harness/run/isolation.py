@@ -58,7 +58,6 @@ def child_main(request: CellRequest, workdir: Path) -> int:
 
 
 def _run_process(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[int | None, bool]:
-    (workdir / "request.json").write_text(json.dumps(request.to_dict()))
     with open(workdir / "child.log", "ab") as log:
         child = subprocess.Popen(
             [sys.executable, "-m", "harness.run.cell_worker", str(workdir)],
@@ -81,7 +80,6 @@ def _run_forked(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[
     directory, owner = os.environ.get(LOADER_DIR_VARIABLE), os.environ.get(LOADER_OWNER_VARIABLE)
     if not directory or not owner:
         return _run_process(request, workdir, timeout_s)
-    (workdir / "request.json").write_text(json.dumps(request.to_dict()))
     try:
         run = run_loader(Path(directory), int(owner), request.tier, "harness.run.cell_worker", [str(workdir)],
                          dict(os.environ), timeout_s, workdir / "child.log")
@@ -124,6 +122,7 @@ def run_isolated(request: CellRequest, timeout_s: float, mode: str = DEFAULT_ISO
     workdir = Path(tempfile.mkdtemp(prefix=f"tcm-{request.kernel}-{request.style}-{request.pipeline}-"))
     started = time.perf_counter()
     try:
+        (workdir / "request.json").write_text(json.dumps(request.to_dict()))  # what either child reads (cell_worker)
         launch = _run_forked if mode == FORKED_ISOLATION else _run_process
         exit_code, timed_out = launch(request, workdir, timeout_s)
         elapsed = round(time.perf_counter() - started, 3)
