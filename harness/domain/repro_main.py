@@ -15,6 +15,7 @@ import runpy
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -42,10 +43,11 @@ def fresh_python_of(script: str) -> Callable[[str, list[str], Path, float], Fres
 
     def run(module: str, argv: list[str], log: Path, timeout_s: float) -> FreshRun:
         command = [sys.executable, "-I", script, FRESH_PROCESS_FLAG, module, *argv]
+        asked_at = time.time()
         completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=dict(os.environ))
         output = completed.stdout + completed.stderr
         Path(log).write_text(output)
-        return FreshRun(completed.returncode, output, "spawn")
+        return FreshRun(completed.returncode, output, "spawn", asked_at, time.time())
 
     return run
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from harness.domain.fresh_run import FreshRun
@@ -24,14 +25,17 @@ def run_fresh_python(module: str, argv: list[str], log: Path, timeout_s: float, 
     Raises subprocess.TimeoutExpired past `timeout_s`, whichever way it ran."""
     directory, owner = os.environ.get(LOADER_DIR_VARIABLE), os.environ.get(LOADER_OWNER_VARIABLE)
     command = [sys.executable, "-m", module, *argv]
+    asked_at = time.time()
     if not directory or not owner:
         completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=dict(os.environ))
-        return FreshRun(completed.returncode, completed.stdout + completed.stderr, "spawn")
+        return FreshRun(completed.returncode, completed.stdout + completed.stderr, "spawn", asked_at, time.time())
     run = run_loader(Path(directory), int(owner), tier, module, argv, dict(os.environ), timeout_s, log)
+    answered_at = time.time()
     if run.timed_out:  # as subprocess.run says it, so that both ways give the same outcome
         raise subprocess.TimeoutExpired(command, timeout_s)
     try:
         output = log.read_text(errors="replace")
     except OSError:
         output = ""
-    return FreshRun(run.returncode, output, FORKED_AHEAD if run.forked_ahead else "zygote")
+    return FreshRun(run.returncode, output, FORKED_AHEAD if run.forked_ahead else "zygote", asked_at, answered_at,
+                    run.reaped_at)

@@ -14,8 +14,9 @@ asked for by harness.run.zygote_python).
 - Server: `python -m harness.run.loader_zygote DIR OWNER_PID TIER`. It binds DIR/zygote.sock first (clients
   may connect while it warms up), leaves when OWNER_PID is gone and its children have ended. A request is
   one byte (`L` a loader, `W` a worker, which carries its stdin, stdout and stderr) and one JSON line; the
-  answer to a loader is one JSON line `{"returncode": N, "timed_out": bool, "pid": P, "ready": bool}` (N < 0: the
-  signal that ended it; `ready`: a loader forked ahead took it); a worker's caller first gets `{"pid": P}`, then
+  answer to a loader is one JSON line `{"returncode": N, "timed_out": bool, "pid": P, "ready": bool, "reaped_at": T}`
+  (N < 0: the signal that ended it; `ready`: a loader forked ahead took it; T: time.time() when it was seen to
+  end); a worker's caller first gets `{"pid": P}`, then
   the same line when the worker ends.
 - Ready loaders: on the GPU tier the zygote keeps loaders forked ahead, each with its CUDA context made, waiting
   for a request (`_ReadyLoaders`). Why: the driver makes contexts one at a time, and beside 16 busy workers each
@@ -88,6 +89,7 @@ class LoaderRun:
     zygote_pid: int
     forked_ahead: bool = False  # a ready loader took it: forked, and its CUDA context made, before the request
     pid: int | None = None  # the loader's own
+    reaped_at: float | None = None  # time.time() when the zygote saw it end
 
 
 # ---- the controller's side ----
@@ -204,7 +206,7 @@ def run_loader(directory: Path, owner_pid: int, tier: str, module: str, argv: li
             raise ZygoteUnavailable(f"the loader zygote (pid {pid}) closed without an answer: {_log_tail(directory)}")
         answer = json.loads(reply)
         return LoaderRun(int(answer["returncode"]), bool(answer["timed_out"]), pid, bool(answer.get("ready", False)),
-                         answer.get("pid"))
+                         answer.get("pid"), answer.get("reaped_at"))
     raise AssertionError("unreachable")
 
 
@@ -651,7 +653,7 @@ def _serve_requests(listener: socket.socket, owner_pid: int, ready: _ReadyLoader
             if pid in running:
                 entry = running.pop(pid)
                 _send(entry.client, {"returncode": os.waitstatus_to_exitcode(status), "timed_out": pid in killed,
-                                     "pid": pid, "ready": entry.forked_ahead})
+                                     "pid": pid, "ready": entry.forked_ahead, "reaped_at": time.time()})
                 killed.discard(pid)
             else:
                 ready.ended(pid, status)

@@ -7,8 +7,9 @@ from typing import Any
 
 import torch
 
+from harness.domain.fresh_run import fresh_timeline
 from harness.domain.pipelines.aoti_loader import extraction_in, read_report
-from harness.domain.pipelines.common import CellContext, built_artifact, check_result, expected_result, staged
+from harness.domain.pipelines.common import CellContext, StageFailure, built_artifact, check_result, expected_result, staged
 from harness.domain.pipelines.export import export_program
 from harness.domain.styles import SkipCell
 
@@ -71,6 +72,7 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
         fresh = context.fresh_python("harness.domain.pipelines.aoti_loader", argv, context.workdir / "loader.log",
                                      FRESH_PROCESS_TIMEOUT_S)
         returncode, stderr, loader = fresh.returncode, fresh.output, fresh.how
+    timeline = fresh_timeline(fresh, read_report(report_path).get("clock"))
 
     report = read_report(report_path)
     if report.get("status") != "ok":
@@ -79,8 +81,13 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
             message = f"loader process died with signal {-returncode} in stage {stage}"
         else:
             message = f"{report.get('error_type', 'unknown')}: {report.get('error', stderr.strip()[-300:])}"
-        with staged(stage, context):
-            raise FreshProcessFailed(message)
+        try:
+            with staged(stage, context):
+                raise FreshProcessFailed(message)
+        except StageFailure as failure:
+            failure.detail.setdefault("loader", loader)
+            failure.detail.setdefault("fresh_process", {"how": loader, "timeline": timeline})
+            raise
     saved = torch.load(outputs_path)
     for name, before, after in zip(context.spec.argument_names, args, saved["arguments"]):
         if name in context.spec.mutates_args:  # what the package wrote in the loader's process, copied back here
@@ -89,6 +96,6 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
     output = output[0] if context.spec.num_outputs <= 1 and len(output) == 1 else tuple(output)
     check_result(context, output, args, expected)
     return {"package_bytes": path.stat().st_size, "loader_modules_with_kernels": report.get("kernel_modules", []),
-            "loader": loader}
+            "loader": loader, "fresh_process": {"how": loader, "timeline": timeline}}
 
 

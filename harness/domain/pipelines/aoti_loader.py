@@ -2,7 +2,7 @@
 
 Run as `python -m harness.domain.pipelines.aoti_loader PACKAGE INPUTS OUTPUTS REPORT`. It imports torch
 and nothing of the kernel's module; the report says which stage it reached and
-lists any kernel module that was imported anyway (proof it was fresh).
+lists any kernel module that was imported anyway (proof it was fresh), and `clock`: when `main` started and ended.
 """
 
 from __future__ import annotations
@@ -11,9 +11,12 @@ import contextlib
 import json
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from harness.domain.fresh_run import main_clock
 
 EXTRACTION_VARIABLE = "TMPDIR"  # where torch's package loader extracts a package (std::filesystem's temporary folder)
 
@@ -47,6 +50,7 @@ def _write(path: Path, report: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> int:
+    main_started = time.time()
     package, inputs, outputs, report_path = (Path(a) for a in argv)
     report: dict[str, Any] = {"status": "started", "stage": "load"}
     _write(report_path, report)
@@ -70,6 +74,7 @@ def main(argv: list[str]) -> int:
     else:
         report["status"] = "ok"
     report["kernel_modules"] = sorted(name for name in sys.modules if name.startswith(("kernels", "_tcm_user_kernels")))
+    report["clock"] = main_clock(main_started, time.time())
     _write(report_path, report)
     return 0 if report["status"] == "ok" else 1
 

@@ -10,7 +10,8 @@ is a JSON file written by harness.domain.pipelines.export_roundtrip:
   watched_modules: the kernel's module names, to prove which were imported before the load.
 Stages, in the order they run: `import` (the kernel's module and its op), `load` (torch.export.load and
 .module()), `run`. The report (JSON) names the stage reached, the error's type and first line, the pid,
-and the kernel modules present at start and before the load.
+and the kernel modules present at start and before the load, and `clock`: when `main` started and ended
+(time.time()), which the cell puts beside its own clock (harness.domain.fresh_run.fresh_timeline).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.domain.evidence import error_type, first_line
+from harness.domain.fresh_run import main_clock
 
 KERNEL_MODULE_PREFIXES = ("kernels", "_tcm_user_kernels")
 TORCH_LOGGERS = ("torch", "torch.export")
@@ -90,6 +92,7 @@ def innermost(error: BaseException) -> BaseException:
 
 
 def main(argv: list[str]) -> int:
+    main_started = time.time()
     job = json.loads(Path(argv[0]).read_text())
     report_path = Path(job["report"])
     watched = list(job.get("watched_modules", []))
@@ -138,6 +141,7 @@ def main(argv: list[str]) -> int:
         for logger in TORCH_LOGGERS:
             logging.getLogger(logger).removeHandler(logged)
     report["kernel_modules_at_end"] = kernel_modules(watched)
+    report["clock"] = main_clock(main_started, time.time())
     _write(report_path, report)
     return 0 if report["status"] == "ok" else 1
 

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from harness.domain.evidence import error_type, first_line
+from harness.domain.fresh_run import FreshRun, fresh_timeline
 from harness.domain.pipelines.aoti import FRESH_PROCESS_TIMEOUT_S, FreshProcessFailed
 from harness.domain.pipelines.common import CellContext, StageFailure, built_artifact, check_result, expected_result, staged
 from harness.domain.pipelines.export import export_program
@@ -100,10 +101,11 @@ def watched_modules(context: CellContext) -> list[str]:
     return sorted(name for name in names if name and not name.startswith(("torch", "triton", "builtins")))
 
 
-def fresh_process_detail(report: dict[str, Any], how: str) -> dict[str, Any]:
+def fresh_process_detail(report: dict[str, Any], fresh: FreshRun) -> dict[str, Any]:
     """Which process loaded the file and what of the kernel's it had imported when: the proof it was fresh."""
     keys = ("pid", "kernel_modules_at_start", "kernel_modules_before_load", "kernel_modules_at_end", "stage_s")
-    return {"how": how, "cell_pid": os.getpid(), **{key: report.get(key) for key in keys}}
+    return {"how": fresh.how, "cell_pid": os.getpid(), **{key: report.get(key) for key in keys},
+            "timeline": fresh_timeline(fresh, report.get("clock"))}
 
 
 def child_failure(report: dict[str, Any], returncode: int, output: str, source: str, imported: bool) -> StageFailure:
@@ -163,7 +165,7 @@ def run_roundtrip(context: CellContext, consumer_imports: bool) -> dict[str, Any
     report = read_report(paths["report.json"])
     if report.get("status") != "ok":
         failure = child_failure(report, fresh.returncode, fresh.output, source, consumer_imports)
-        failure.detail["fresh_process"] = fresh_process_detail(report, fresh.how)
+        failure.detail["fresh_process"] = fresh_process_detail(report, fresh)
         raise failure
     saved = torch.load(paths["outputs.pt"])
     for name, before, after in zip(context.spec.argument_names, args, saved["arguments"]):
@@ -176,7 +178,7 @@ def run_roundtrip(context: CellContext, consumer_imports: bool) -> dict[str, Any
     return {**how_exported, "program_bytes": saved_file.stat().st_size,
             "program_operators": operators, "program_higher_order_ops": higher_order,
             "consumer_imports": source if consumer_imports else None,
-            "fresh_process": fresh_process_detail(report, fresh.how)}
+            "fresh_process": fresh_process_detail(report, fresh)}
 
 
 def run_export_roundtrip(context: CellContext) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 Speed work starts here: a pipeline's share of the summed cell times, and inside it the stage
 (trace, compile, load, run, check) that holds the seconds. Files written before cells recorded
 stage_s show only the totals. When cells say when they started (detail.started_at, worker
-isolation), a timeline follows: how busy the workers were, and which cells ended the run.
+isolation), a timeline follows: how busy the workers were, and which cells ended the run. Where cells ran a
+fresh process (detail.fresh_process.timeline), the last section says where its time went: before its `main`, in it,
+and after it.
 """
 
 from __future__ import annotations
@@ -49,7 +51,41 @@ def render_timings(results: ResultsFile, source: str) -> str:
                      f"{total / cpu_count / 60:.1f} min of wall time.")
     lines += ["", tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True), ""]
     lines += render_timeline(results.cells, results.header)
+    lines += render_fresh_processes(results.cells)
     return "\n".join(lines)
+
+
+FRESH_PARTS = (("before_main_s", "before main"), ("in_main_s", "in main"), ("after_main_s", "after main"))
+
+
+def render_fresh_processes(cells: list) -> list[str]:
+    """Per pipeline, the fresh processes' time from the cell's side: before their `main` (forking, or waiting for a
+    loader's CUDA context), in it, after it (the process's end, its context's teardown, the answer)."""
+    by_pipeline: dict[str, list[dict]] = defaultdict(list)
+    for cell in cells:
+        timeline = (cell.detail.get("fresh_process") or {}).get("timeline")
+        if isinstance(timeline, dict) and all(key in timeline for key, _ in FRESH_PARTS):
+            by_pipeline[cell.pipeline].append(timeline)
+    if not by_pipeline:
+        return []
+    rows = []
+    for pipeline, timelines in sorted(by_pipeline.items()):
+        row: list = [pipeline, len(timelines)]
+        for key, _ in FRESH_PARTS:
+            values = [float(timeline[key]) for timeline in timelines]
+            row += [f"{sum(values):.0f}", f"{statistics.median(values):.2f}"]
+        rows.append(row)
+    headers = ["pipeline", "processes"] + [f"{name} {unit}" for _, name in FRESH_PARTS for unit in ("s", "median s")]
+    return [
+        "## Fresh processes",
+        "",
+        "Where a fresh process's time went, seen from its cell: before its `main` (forking it, or waiting for a loader's "
+        "CUDA context, which the driver makes one at a time), in it (loading and running), after it (the process's "
+        "end, with its CUDA context's teardown, until the cell has the answer).",
+        "",
+        tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True),
+        "",
+    ]
 
 
 TIMELINE_BIN_S = 10.0

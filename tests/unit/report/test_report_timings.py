@@ -76,3 +76,27 @@ def test_the_timeline_gives_the_time_before_the_first_cell_when_the_header_knows
 def test_cells_without_start_times_get_no_timeline() -> None:
     text = render_timings(results([cell("a", "raw", "eager", duration_s=1.0)], environment(cpu_count=2)), "r.jsonl")
     assert "Timeline" not in text
+
+
+def test_fresh_processes_say_where_their_time_went() -> None:
+    def fresh(kernel: str, pipeline: str, before: float, inside: float, after: float):
+        timeline = {"before_main_s": before, "in_main_s": inside, "after_main_s": after}
+        return cell(kernel, "raw", pipeline, duration_s=before + inside + after + 1,
+                    detail={"fresh_process": {"how": "zygote", "timeline": timeline}})
+
+    cells = [fresh("a", "export_roundtrip", 2.0, 0.5, 1.0), fresh("b", "export_roundtrip", 4.0, 0.25, 0.5),
+             fresh("a", "aoti_fresh_process", 1.0, 0.125, 0.25),
+             cell("a", "raw", "aoti_fresh_process", duration_s=3.0, detail={"fresh_process": {"timeline": {}}}),
+             cell("a", "raw", "eager", duration_s=1.0)]
+    text = render_timings(results(cells, environment(cpu_count=2)), "r.jsonl")
+    section = text[text.index("## Fresh processes"):]
+    # pipeline, processes, then the sum and the median of before, in and after main
+    assert row(section, "export_roundtrip") == ["export_roundtrip", "2", "6", "3.00", "1", "0.38", "2", "0.75"]
+    assert row(section, "aoti_fresh_process") == ["aoti_fresh_process", "1", "1", "1.00", "0", "0.12", "0", "0.25"]
+    assert "| eager " not in section, "a cell with no fresh process is not counted"
+
+
+def test_a_file_without_fresh_process_timelines_has_no_such_section() -> None:
+    text = render_timings(results([cell("a", "raw", "aoti_fresh_process", duration_s=3.0, detail={"loader": "zygote"})],
+                                  environment(cpu_count=2)), "r.jsonl")
+    assert "## Fresh processes" not in text
