@@ -30,7 +30,6 @@ from harness.report.markdown.tables import markdown_table
 from harness.results import ResultsFileError, read_results
 from harness.run.environment import describe
 from harness.run.gpus import visible_gpus
-from harness.run.kept_zygote import KEEP_ZYGOTE_VARIABLE
 from harness.run.options import ISOLATION_MODES, RUN_OPTIONS, add_cli_options, cli_arguments
 from harness.run.selection import select_cells
 from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
@@ -184,11 +183,7 @@ def run_once(mode: str, workers: str, results: Path, selection: list[str], gpus:
                "-o", str(results), "--summary", str(results.with_suffix(".md")), "--overwrite"]
     cpu_before, started = _cpu_seconds(), time.perf_counter()
     with open(results.with_suffix(".log"), "w") as log:
-        # Each run starts its own zygote: a kept one's CPU time would not count in this process's children's
-        # (harness.run.kept_zygote), and its warm-up is part of what a run costs.
-        environ = {name: value for name, value in os.environ.items() if name != KEEP_ZYGOTE_VARIABLE}
-        if gpus:
-            environ["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
+        environ = {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(gpus)} if gpus else None
         exit_code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=environ).returncode
     wall, cpu = time.perf_counter() - started, _cpu_seconds() - cpu_before
     try:

@@ -27,7 +27,6 @@ from harness.results import ResultsFileError, ResultsWriter, read_results
 from harness.run.confirm import CellRerunner, changed_cells, confirm_changes
 from harness.run.environment import describe, environment_tag
 from harness.run.isolation import run_isolated
-from harness.run.kept_zygote import check_owner
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR, add_cli_options, pytest_arguments
 from harness.run.order import OrderError, parse_order
@@ -94,8 +93,6 @@ def _plan_run(args: argparse.Namespace) -> tuple[Any, str, int]:
         workers = resolve_worker_count(str(args.workers), tier)
     with cli_errors(OrderError):
         parse_order(args.order)
-    with cli_errors(ValueError):
-        check_owner()  # TCM_KEEP_ZYGOTE_OWNER, read by the plugin once the run has started
     if args.confirm < 0:
         raise CliError(f"--confirm {args.confirm}: expected the number of new runs per changed cell, 0 or more")
     if not MATRIX_DIR.is_dir():

@@ -17,8 +17,6 @@ from suite_rules import LONGEST_FIRST, slow_marker_problem, start_order
 
 from harness.run.caches import CACHE_VARIABLES, KEPT_CACHES_VARIABLE
 from harness.run.environment import enter_tier, resolve_tier
-from harness.run.kept_zygote import KEEP_ZYGOTE_VARIABLE
-from harness.run.kept_zygote import OWNER_VARIABLE as KEEP_ZYGOTE_OWNER_VARIABLE
 
 TIER = resolve_tier("auto")
 enter_tier(TIER)
@@ -30,8 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
     scripts its tests start: two suite workers sharing torch's default folder could rewrite a package's files
     while the other zips them (docs/maintainers.md, "Order independence"). The harness runs a suite worker
     starts, one after another, keep their processes' caches in its folder (TCM_KEEP_CACHES), so that each run
-    reuses what the ones before it compiled, as when they all shared torch's default folder, and they share a
-    zygote (TCM_KEEP_ZYGOTE). A test of how a run starts or ends its own zygote unsets it (`own_zygote`)."""
+    reuses what the ones before it compiled, as when they all shared torch's default folder."""
     # pytest-xdist's loadscope hands out modules by how many tests each has, largest first, unless told not to: the
     # order below (pytest_collection_modifyitems, the longest modules first) was undone, and the CPU-tier default
     # selection started 14 minutes into a 22-minute suite (docs/maintainers.md, "The harness's own tests").
@@ -41,10 +38,6 @@ def pytest_configure(config: pytest.Config) -> None:
     for variable, name in CACHE_VARIABLES:
         os.environ[variable] = os.path.join(folder, name)
     os.environ[KEPT_CACHES_VARIABLE] = os.path.join(folder, "runs")
-    # ...and share one zygote where they are started with the same environment (harness.run.kept_zygote), while
-    # this suite worker lives: a zygote's warm-up is about 7.5 of the 12 CPU seconds of a one-cell run.
-    os.environ[KEEP_ZYGOTE_VARIABLE] = os.path.join(folder, "zygotes")
-    os.environ[KEEP_ZYGOTE_OWNER_VARIABLE] = str(os.getpid())
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -77,11 +70,3 @@ def pytest_runtest_call(item: pytest.Item):
     problem = slow_marker_problem(item.get_closest_marker("slow") is not None, cpu_seconds() - started)
     if problem and outcome.excinfo is None:
         pytest.fail(problem, pytrace=False)
-
-
-@pytest.fixture
-def own_zygote(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The runs this test starts each start and end a zygote of their own, as a run does unless TCM_KEEP_ZYGOTE is set:
-    for tests of that start and end (its warm-up in the header, its CPU time in the run's, nothing left running)."""
-    monkeypatch.delenv(KEEP_ZYGOTE_VARIABLE, raising=False)
-    monkeypatch.delenv(KEEP_ZYGOTE_OWNER_VARIABLE, raising=False)

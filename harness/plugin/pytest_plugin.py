@@ -20,10 +20,8 @@ from harness.plugin.state import (
     RESULT_PROPERTY,
     MatrixState,
     is_controller,
-    kept_loader,
     made_loader_dir,
     matrix_state,
-    reused_zygote,
     stop_loader,
 )
 from harness.report.markdown.summary import render_summary
@@ -238,7 +236,7 @@ class ResultsRecorder:
                                worker_start=getattr(option, "matrix_worker_start", None),
                                cell_timeout_s=state.timeout_s, kernels=kernels,
                                started_at=round(self.started_at, 3), zygote_warmup_s=self._zygote_warmup_s(),
-                               **({"zygote_kept": True} if kept_loader(self.config) else {}), **state.run_options())
+                               **state.run_options())
         self.results_path = path
         return ResultsWriter(path, header, append=bool(option.matrix_resume))  # resuming keeps the file's own header
 
@@ -249,8 +247,6 @@ class ResultsRecorder:
         directory = made_loader_dir(self.config)
         if directory is None or getattr(self.config.option, "matrix_worker_start", None) != "zygote":
             return None
-        if reused_zygote(self.config):  # an earlier run's zygote, kept (TCM_KEEP_ZYGOTE): it warmed up then
-            return 0.0
         warmup = read_warmup(directory)
         return warmup["warmup_s"] if warmup else None
 

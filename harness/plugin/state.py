@@ -17,7 +17,6 @@ from harness.results import CellResult
 from harness.run.caches import use_caches_of
 from harness.run.cell import artifacts_shared
 from harness.run.environment import describe, enter_tier, resolve_tier
-from harness.run.kept_zygote import KeptZygote, kept_zygote
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, make_loader_dir, stop
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR
 from harness.run.order import OrderError, parse_order
@@ -34,8 +33,6 @@ RESULT_PROPERTY = "matrix_cell"
 WORKER_ROOT, GPU, LOADER, TIER, RESULTS_FILE = "tcm_worker_root", "tcm_gpu", "tcm_loader", "tcm_tier", "tcm_results"
 _state_key = pytest.StashKey["MatrixState"]()
 _loader_key = pytest.StashKey[Path]()
-_kept_key = pytest.StashKey[KeptZygote | None]()
-_reused_key = pytest.StashKey[bool]()
 
 
 def is_controller(config: pytest.Config) -> bool:
@@ -89,7 +86,7 @@ class MatrixState:
         if workerinput is not None and workerinput.get(LOADER):
             point_at_loader_zygote(*workerinput[LOADER])
         elif workerinput is None and not getattr(self.config.option, "numprocesses", None):
-            point_at_loader_zygote(loader_dir(self.config, self.tier), loader_owner(self.config))
+            point_at_loader_zygote(loader_dir(self.config), os.getpid())
 
     def _resume_from(self, path: str | None) -> set[str]:
         """Cells already in the file are not run again; its controls still judge the styles run now."""
@@ -140,37 +137,11 @@ def _published_durations(tier: str) -> dict[str, float] | None:
         return None
 
 
-def loader_dir(config: pytest.Config, tier: str) -> Path:
-    """This run's loader-zygote folder, made once by the process that owns the run (harness.run.loader_zygote), or
-    the folder of a zygote kept for runs started one after another (harness.run.kept_zygote)."""
+def loader_dir(config: pytest.Config) -> Path:
+    """This run's loader-zygote folder, made once by the process that owns the run (harness.run.loader_zygote)."""
     if _loader_key not in config.stash:
-        try:
-            kept = kept_zygote(tier)
-        except ValueError as exc:
-            raise pytest.UsageError(str(exc)) from None
-        config.stash[_kept_key] = kept
-        config.stash[_loader_key] = kept.directory if kept is not None else make_loader_dir()
+        config.stash[_loader_key] = make_loader_dir()
     return config.stash[_loader_key]
-
-
-def loader_owner(config: pytest.Config) -> int:
-    """The process whose end ends the run's zygote: this one, or for a kept zygote the one that started the run."""
-    kept = config.stash.get(_kept_key, None)
-    return kept.owner_pid if kept is not None else os.getpid()
-
-
-def note_reused_zygote(config: pytest.Config, reused: bool) -> None:
-    """Whether the workers of this run are forked from a kept zygote an earlier run started (no warm-up here)."""
-    config.stash[_reused_key] = reused
-
-
-def reused_zygote(config: pytest.Config) -> bool:
-    return config.stash.get(_reused_key, False)
-
-
-def kept_loader(config: pytest.Config) -> bool:
-    """Whether the run's zygote is one kept for runs started one after another (it outlives this run)."""
-    return config.stash.get(_kept_key, None) is not None
 
 
 def made_loader_dir(config: pytest.Config) -> Path | None:
@@ -179,10 +150,9 @@ def made_loader_dir(config: pytest.Config) -> Path | None:
 
 
 def stop_loader(config: pytest.Config) -> None:
-    """Stop the loader zygote this process started, if it did; a kept one stays for the next run."""
+    """Stop the loader zygote this process started, if it did."""
     if _loader_key in config.stash:
-        if not kept_loader(config):
-            stop(config.stash[_loader_key])
+        stop(config.stash[_loader_key])
         del config.stash[_loader_key]
 
 

@@ -30,11 +30,8 @@ from harness.plugin.state import (
     RESULTS_FILE,
     TIER,
     WORKER_ROOT,
-    kept_loader,
     loader_dir,
-    loader_owner,
     matrix_state,
-    note_reused_zygote,
 )
 from harness.plugin.xdist_scheduler import dead_worker_exit_code, restart_safe_loadgroup
 from harness.run import worker_mode
@@ -42,7 +39,7 @@ from harness.run.caches import start_run_caches
 from harness.run.cell import CellRequest
 from harness.run.environment import query_gpus, resolve_tier, share_cores
 from harness.run.gpus import GpuPins, visible_gpus
-from harness.run.loader_zygote import ZygoteUnavailable, ensure_started, is_running
+from harness.run.loader_zygote import ZygoteUnavailable, ensure_started
 from harness.run.options import DEFAULT_ISOLATION
 from harness.run.verdict import evidence_line, mark_env
 from harness.run.zygote_python import STARTED_VARIABLE
@@ -127,10 +124,9 @@ def _start_workers_from_zygote(config: pytest.Config) -> None:
 
     xdist starts a worker as `PYTHON -u -c CODE`; PYTHON becomes harness.run.zygote_python, which has the zygote
     fork it. The zygote starts now, so that its warm-up overlaps the controller's collection."""
-    directory = loader_dir(config, _run_tier(config))
-    note_reused_zygote(config, kept_loader(config) and is_running(directory))  # an earlier run's, kept
+    directory = loader_dir(config)
     try:
-        ensure_started(directory, loader_owner(config), _run_tier(config))
+        ensure_started(directory, os.getpid(), _run_tier(config))
     except ZygoteUnavailable as exc:  # the run goes on with xdist's own workers, and its header says so
         print(f"worker zygote: {exc}; starting workers as new Pythons", file=sys.stderr)
         config.option.matrix_worker_start = "spawn"
@@ -165,7 +161,7 @@ def pytest_configure_node(node: Any) -> None:
     """Controller, before a worker starts (a replacement included): its GPU, its worker-mode folder, the run's loader zygote."""
     config = node.config
     node.workerinput[GPU] = _pins(config).assign(node.gateway.id)
-    node.workerinput[LOADER] = [str(loader_dir(config, _run_tier(config))), loader_owner(config)]
+    node.workerinput[LOADER] = [str(loader_dir(config)), os.getpid()]
     node.workerinput[TIER] = _run_tier(config)
     node.workerinput[RESULTS_FILE] = config.option.matrix_resume or config.option.matrix_results  # its controls
     if _root_key in config.stash:

@@ -62,7 +62,6 @@ from harness.run.warm_imports import warm_imports
 from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
 
 PID_FILE, LOCK, LOG = "zygote.pid", "start.lock", "zygote.log"
-IDLE_FILE = "idle_s"  # in a kept zygote's folder: how long it waits with nothing to do before it leaves
 WARMUP_FILE = "warmup.json"  # how long the warm-up took and when it ended, for the run's header
 LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE = "TCM_LOADER_DIR", "TCM_LOADER_OWNER"  # set by the plugin in a zygote run
 START_TIMEOUT_S = 60.0  # from starting the zygote to its socket being there (it binds before importing torch)
@@ -155,29 +154,17 @@ def _log_tail(directory: Path) -> str:
     return text[-LOG_TAIL_CHARS:].replace("\n", " | ")
 
 
-def is_running(directory: Path) -> bool:
-    """Whether a zygote is alive in `directory` and listening (one kept from an earlier run, harness.run.kept_zygote)."""
-    pid = _read_pid(directory)
-    return pid is not None and _alive(pid) and (directory / SOCKET).exists()
-
-
 def ensure_started(directory: Path, owner_pid: int, tier: str) -> int:
-    """The pid of this run's zygote; starts it when none is alive. Safe to call from many processes at once.
-
-    Where the folder holds IDLE_FILE (a kept zygote's, harness.run.kept_zygote), a zygote started here leaves after
-    that many seconds with nothing to do, as well as when its owner is gone. Finding one alive marks the lock file:
-    it is about to be asked, and an idle zygote does not leave within that time of the mark."""
+    """The pid of this run's zygote; starts it when none is alive. Safe to call from many processes at once."""
     with open(directory / LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         pid = _read_pid(directory)
         if pid is not None and _alive(pid) and (directory / SOCKET).exists():
-            os.utime(directory / LOCK)
             return pid
         (directory / SOCKET).unlink(missing_ok=True)
-        idle = [str(float((directory / IDLE_FILE).read_text()))] if (directory / IDLE_FILE).is_file() else []
         with open(directory / LOG, "a") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "harness.run.loader_zygote", str(directory), str(owner_pid), tier, *idle],
+                [sys.executable, "-m", "harness.run.loader_zygote", str(directory), str(owner_pid), tier],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,  # outlives the (forked) cell that started it; the owner's end ends it
             )
@@ -597,43 +584,7 @@ class _Running:
     forked_ahead: bool = False  # a ready loader (_ReadyLoaders) runs it
 
 
-class _IdleLimit:
-    """A kept zygote leaves after `idle_s` with no child running and no run about to ask (ensure_started marks the
-    lock file): the runs of one owner share it, and each zygote left waiting holds about 400 MB (CPU tier)."""
-
-    def __init__(self, directory: Path, idle_s: float | None) -> None:
-        self.directory, self.idle_s = directory, idle_s
-        self.last_busy = time.time()
-
-    def _last_asked(self) -> float:
-        try:
-            return (self.directory / LOCK).stat().st_mtime
-        except OSError:
-            return 0.0
-
-    def mark_busy(self) -> None:
-        self.last_busy = time.time()
-
-    def over(self) -> bool:
-        """Whether to leave now; if so the socket and pid file are gone, under the start lock, so that the next
-        `ensure_started` starts a new zygote rather than finding this one."""
-        now = time.time()
-        if self.idle_s is None:
-            return False
-        if now - max(self.last_busy, self._last_asked()) < self.idle_s:
-            return False
-        with open(self.directory / LOCK, "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if now - self._last_asked() < self.idle_s:  # a run found it alive while this one waited for the lock
-                return False
-            (self.directory / SOCKET).unlink(missing_ok=True)
-            if _read_pid(self.directory) == os.getpid():
-                (self.directory / PID_FILE).unlink(missing_ok=True)
-        return True
-
-
-def serve(directory: Path, owner_pid: int, tier: str, idle_s: float | None = None) -> bool:
-    """Serve until the owner is gone (or, with `idle_s`, until idle that long); True when it left for being idle."""
+def serve(directory: Path, owner_pid: int, tier: str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     temporary = directory / f"{SOCKET}.{os.getpid()}"
     listener.bind(str(temporary))
@@ -645,28 +596,22 @@ def serve(directory: Path, owner_pid: int, tier: str, idle_s: float | None = Non
     # the fork bad, and refusing to fork there would stop every run (docs/maintainers.md, "Isolation").
     if tier == "gpu" and not _fork_is_clean():
         print("the warm-up started CUDA: a forked child could not use it; nothing is forked", flush=True)
-        return False
+        return
     _record_warmup(directory, started, time.time())
     print(f"zygote {os.getpid()} ready: torch and Inductor imported, CPU ISA probed", flush=True)
     ready = _ReadyLoaders(ready_count(tier), tier)
-    idle = _IdleLimit(directory, idle_s)
     try:
-        left_idle = _serve_requests(listener, owner_pid, ready, idle)
+        _serve_requests(listener, owner_pid, ready)
     finally:
         ready.close()  # on SIGTERM too (main turns it into SystemExit): no loader forked ahead outlives the zygote
     listener.close()
-    return left_idle
 
 
-def _serve_requests(listener: socket.socket, owner_pid: int, ready: _ReadyLoaders, idle: _IdleLimit) -> bool:
-    """Answer requests until the owner is gone (or the zygote was idle too long) and every child running a request
-    has ended; True when it was idle too long."""
+def _serve_requests(listener: socket.socket, owner_pid: int, ready: _ReadyLoaders) -> None:
+    """Answer requests until the owner is gone and every child running a request has ended."""
     running: dict[int, _Running] = {}  # child pid -> its client, its deadline, whether it is a worker
     killed: set[int] = set()
-    left_idle = False
-    while running or (_alive(owner_pid) and not (left_idle := idle.over())):
-        if running:
-            idle.mark_busy()
+    while _alive(owner_pid) or running:
         workers = {entry.client: pid for pid, entry in running.items() if entry.worker}
         unheard = ready.unheard()
         readable, _, _ = select.select([listener, *workers, *unheard], [], [], 0.2)
@@ -712,19 +657,15 @@ def _serve_requests(listener: socket.socket, owner_pid: int, ready: _ReadyLoader
                 killed.discard(pid)
             else:
                 ready.ended(pid, status)
-    return left_idle
 
 
 def main(argv: list[str]) -> int:
     directory, owner_pid, tier = Path(argv[0]), int(argv[1]), argv[2]
-    idle_s = float(argv[3]) if len(argv) > 3 else None
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    left_idle = False
     try:
-        left_idle = serve(directory, owner_pid, tier, idle_s)
+        serve(directory, owner_pid, tier)
     finally:
-        if not left_idle:  # an idle zygote gave up its socket already, and the next one may have bound its own
-            (directory / SOCKET).unlink(missing_ok=True)
+        (directory / SOCKET).unlink(missing_ok=True)
         if not _alive(owner_pid):  # its run was killed before it could remove the folder: nobody else will
             shutil.rmtree(directory, ignore_errors=True)
     return 0

@@ -104,35 +104,6 @@ def test_a_killed_zygote_is_started_again_by_the_next_request(tmp_path):
         loader_zygote.stop(directory)
 
 
-def _ended(pid: int) -> bool:
-    """Whether the zygote `pid`, a child of this process, has ended (reaped here: a zombie still answers signal 0)."""
-    try:
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return True
-    except ChildProcessError:
-        pass
-    return not loader_zygote._alive(pid)
-
-
-@pytest.mark.slow
-def test_a_kept_zygote_leaves_when_idle_unless_a_run_is_about_to_ask(tmp_path):
-    """harness.run.kept_zygote writes the idle limit into the zygote's folder; whoever starts the zygote passes it on."""
-    directory = loader_zygote.make_loader_dir()
-    (directory / loader_zygote.IDLE_FILE).write_text("1.5")
-    try:
-        first = loader_zygote.ensure_started(directory, os.getpid(), TIER)
-        assert _wait_until(lambda: loader_zygote.read_warmup(directory) is not None), "the idle time counts from ready"
-        for _ in range(4):  # 3 s in all: each run that finds it alive marks it, and it stays
-            time.sleep(0.75)
-            assert loader_zygote.ensure_started(directory, os.getpid(), TIER) == first
-        assert _wait_until(lambda: _ended(first), timeout_s=20), "1.5 s after the last mark it leaves, its owner alive"
-        assert not (directory / loader_zygote.SOCKET).exists() and not (directory / loader_zygote.PID_FILE).exists()
-        run, report = _load(directory, tmp_path, tmp_path / "missing.pt2")
-        assert run.zygote_pid != first and report["status"] == "error", "the next request starts another zygote"
-    finally:
-        loader_zygote.stop(directory)
-
-
 def test_a_zygote_that_cannot_start_is_one_clear_error(tmp_path):
     directory = tmp_path / "a" / ("x" * 120)  # past AF_UNIX's path limit: it cannot bind its socket
     directory.mkdir(parents=True)
@@ -200,7 +171,6 @@ def test_a_loader_forked_ahead_that_hangs_is_killed_at_its_limit_counted_from_it
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("own_zygote")  # the run's own zygote, which must leave nothing behind
 def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behind(tmp_path):
     outcomes = {}
     own_tmp = Path(tempfile.mkdtemp(prefix="tz-"))  # short: the zygote's socket path must fit AF_UNIX's limit
