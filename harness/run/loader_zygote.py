@@ -16,8 +16,7 @@ asked for by harness.run.zygote_python).
   one byte (`L` a loader, `W` a worker, which carries its stdin, stdout and stderr) and one JSON line; the
   answer to a loader is one JSON line `{"returncode": N, "timed_out": bool, "pid": P, "ready": bool, "reaped_at": T}`
   (N < 0: the signal that ended it; `ready`: a loader forked ahead took it; T: time.time() when it was seen to
-  end); a worker's caller first gets `{"pid": P}`, then
-  the same line when the worker ends.
+  end); a worker's caller first gets `{"pid": P}`, then the same line when the worker ends.
 - Ready loaders: on the GPU tier the zygote keeps loaders forked ahead, each with its CUDA context made, waiting
   for a request (`_ReadyLoaders`). Why: the driver makes contexts one at a time, and beside 16 busy workers each
   takes about 0.4 s of it, so a loader forked at its request waited seconds for its context in the run's

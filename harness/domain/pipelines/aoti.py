@@ -72,9 +72,9 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
         fresh = context.fresh_python("harness.domain.pipelines.aoti_loader", argv, context.workdir / "loader.log",
                                      FRESH_PROCESS_TIMEOUT_S)
         returncode, stderr, loader = fresh.returncode, fresh.output, fresh.how
-    timeline = fresh_timeline(fresh, read_report(report_path).get("clock"))
 
     report = read_report(report_path)
+    timeline = fresh_timeline(fresh, report.get("clock"))
     if report.get("status") != "ok":
         stage = report.get("stage", "load")
         if returncode < 0:
