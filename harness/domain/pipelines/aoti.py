@@ -9,7 +9,7 @@ import torch
 
 from harness.domain.fresh_run import fresh_timeline
 from harness.domain.pipelines.aoti_loader import extraction_in, read_report
-from harness.domain.pipelines.common import CellContext, StageFailure, built_artifact, check_result, expected_result, staged
+from harness.domain.pipelines.common import CellContext, built_artifact, check_result, expected_result, staged
 from harness.domain.pipelines.export import export_program
 from harness.domain.styles import SkipCell
 
@@ -17,7 +17,12 @@ FRESH_PROCESS_TIMEOUT_S = 300
 
 
 class FreshProcessFailed(RuntimeError):
-    """The loader process failed; its own error type and first line are in the message."""
+    """The loader process failed; its own error type and first line are in the message, and `cell_detail` (what
+    `staged` puts in the cell's detail) says which process it was."""
+
+    def __init__(self, message: str, detail: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.cell_detail = detail or {}
 
 
 def package(context: CellContext, args: tuple[Any, ...], strict: bool) -> Path:
@@ -81,13 +86,8 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
             message = f"loader process died with signal {-returncode} in stage {stage}"
         else:
             message = f"{report.get('error_type', 'unknown')}: {report.get('error', stderr.strip()[-300:])}"
-        try:
-            with staged(stage, context):
-                raise FreshProcessFailed(message)
-        except StageFailure as failure:
-            failure.detail.setdefault("loader", loader)
-            failure.detail.setdefault("fresh_process", {"how": loader, "timeline": timeline})
-            raise
+        with staged(stage, context):
+            raise FreshProcessFailed(message, {"loader": loader, "fresh_process": {"how": loader, "timeline": timeline}})
     saved = torch.load(outputs_path)
     for name, before, after in zip(context.spec.argument_names, args, saved["arguments"]):
         if name in context.spec.mutates_args:  # what the package wrote in the loader's process, copied back here
