@@ -85,7 +85,8 @@ def describe(tier: str) -> dict[str, Any]:
         "pycache_prefix": os.environ.get("PYTHONPYCACHEPREFIX"),
         "omp_num_threads": os.environ.get(CPU_THREADS_VARIABLE),
         "graph_caches": graph_caches_policy(),
-    }
+    } | ({"fresh_process_cuda_connections": fresh_process_environment(tier).get(FRESH_CUDA_QUEUES_VARIABLE)}
+         if tier == "gpu" else {})
 
 
 CPU_THREADS_VARIABLE = "OMP_NUM_THREADS"  # sizes PyTorch's intra-op pool (and OpenMP's) in every process it reaches
@@ -101,6 +102,26 @@ def share_cores(workers: int) -> str | None:
     if workers > 1 and CPU_THREADS_VARIABLE not in os.environ:
         os.environ[CPU_THREADS_VARIABLE] = str(max(1, (usable_cpu_count() or 1) // workers))
     return os.environ.get(CPU_THREADS_VARIABLE)
+
+
+# How many hardware work queues the CUDA driver gives each context it makes (8 unless set).
+FRESH_CUDA_QUEUES_VARIABLE = "CUDA_DEVICE_MAX_CONNECTIONS"
+FRESH_CUDA_QUEUES = "1"
+
+
+def fresh_process_environment(tier: str) -> dict[str, str]:
+    """The environment of a cell's fresh process: this process's, and on the GPU tier one work queue per CUDA
+    context unless the user set how many.
+
+    Why: the driver makes and tears down contexts one at a time, with their queues, and the GPU default makes
+    hundreds of fresh processes; with one queue each, the driver makes them about three times as fast (measured:
+    docs/maintainers.md, "Isolation"). A fresh process loads and runs one program on one stream, which one queue
+    serves. A value the user set is kept, and the run's header records the value in force. The workers keep the
+    driver's default: their cells may use several streams."""
+    environment = dict(os.environ)
+    if tier == "gpu":
+        environment.setdefault(FRESH_CUDA_QUEUES_VARIABLE, FRESH_CUDA_QUEUES)
+    return environment
 
 
 def usable_cpu_count() -> int | None:

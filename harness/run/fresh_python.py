@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from harness.domain.fresh_run import FreshRun
+from harness.run.environment import fresh_process_environment
 from harness.run.loader_zygote import FORKED_AHEAD, LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
 
 
@@ -25,11 +26,12 @@ def run_fresh_python(module: str, argv: list[str], log: Path, timeout_s: float, 
     Raises subprocess.TimeoutExpired past `timeout_s`, whichever way it ran."""
     directory, owner = os.environ.get(LOADER_DIR_VARIABLE), os.environ.get(LOADER_OWNER_VARIABLE)
     command = [sys.executable, "-m", module, *argv]
+    environment = fresh_process_environment(tier)
     asked_at = time.time()
     if not directory or not owner:
-        completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=dict(os.environ))
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=environment)
         return FreshRun(completed.returncode, completed.stdout + completed.stderr, "spawn", asked_at, time.time())
-    run = run_loader(Path(directory), int(owner), tier, module, argv, dict(os.environ), timeout_s, log)
+    run = run_loader(Path(directory), int(owner), tier, module, argv, environment, timeout_s, log)
     answered_at = time.time()
     if run.timed_out:  # as subprocess.run says it, so that both ways give the same outcome
         raise subprocess.TimeoutExpired(command, timeout_s)

@@ -55,3 +55,33 @@ def test_the_controller_counts_the_workers_xdist_will_start(dist, tx, workers):
     from harness.plugin.xdist_hooks import _worker_count
 
     assert _worker_count(SimpleNamespace(option=SimpleNamespace(dist=dist, tx=tx))) == workers
+
+
+def test_a_fresh_process_gets_one_cuda_work_queue_on_the_gpu_tier_unless_the_user_set_how_many(monkeypatch):
+    from harness.run.environment import describe, fresh_process_environment
+
+    monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
+    monkeypatch.setenv("TCM_SOME_VARIABLE", "kept")
+    assert fresh_process_environment("gpu")["CUDA_DEVICE_MAX_CONNECTIONS"] == "1"
+    assert fresh_process_environment("gpu")["TCM_SOME_VARIABLE"] == "kept"
+    assert "CUDA_DEVICE_MAX_CONNECTIONS" not in fresh_process_environment("cpu")
+    assert "CUDA_DEVICE_MAX_CONNECTIONS" not in os.environ, "the worker's own environment is not changed"
+    assert describe("gpu")["fresh_process_cuda_connections"] == "1"
+    assert "fresh_process_cuda_connections" not in describe("cpu")
+    monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8")
+    assert fresh_process_environment("gpu")["CUDA_DEVICE_MAX_CONNECTIONS"] == "8"
+    assert describe("gpu")["fresh_process_cuda_connections"] == "8"
+
+
+@pytest.mark.parametrize(("tier", "queues"), [("gpu", "1"), ("cpu", "unset")])
+def test_the_fresh_python_a_cell_starts_gets_that_environment(monkeypatch, tmp_path, tier, queues):
+    from harness.run.fresh_python import run_fresh_python
+    from harness.run.loader_zygote import LOADER_DIR_VARIABLE
+
+    (tmp_path / "print_queues.py").write_text(
+        "import os\nprint(os.environ.get('CUDA_DEVICE_MAX_CONNECTIONS', 'unset'))\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
+    monkeypatch.delenv(LOADER_DIR_VARIABLE, raising=False)  # no zygote: a new Python, given the same environment
+    fresh = run_fresh_python("print_queues", [], tmp_path / "log", 60, tier)
+    assert (fresh.returncode, fresh.output.strip(), fresh.how) == (0, queues, "spawn")

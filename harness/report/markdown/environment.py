@@ -63,6 +63,10 @@ def environment_table(header: dict[str, Any]) -> str:
         ("python", _value(environment, "python")),
         ("OS", _value(environment, "os")),
         ("LD_PRELOAD", environment.get("ld_preload") or "(none)"),
+    ]
+    if environment.get("fresh_process_cuda_connections"):  # harness.run.environment.fresh_process_environment
+        fields.append(("fresh processes' CUDA_DEVICE_MAX_CONNECTIONS", str(environment["fresh_process_cuda_connections"])))
+    fields += [
         ("started", _value(header, "started")),
         ("harness version", _value(header, "harness_version")),
         ("command", _command(header)),

@@ -159,3 +159,14 @@ def test_chart_footnotes_group_cells_by_cause_with_numbers_names_and_paths_made_
     assert rendered[3] == "   3 cells: kernels add, sin; pipelines compile; styles raw, autograd\\_function"
     assert len(rendered) == 4  # two causes, two lines each
     assert "No (0/2) \\[2\\]" in chart
+
+
+def test_the_environment_table_names_the_fresh_processes_cuda_queues_where_the_run_set_them() -> None:
+    from report_helpers import environment, header
+
+    from harness.report.markdown.environment import environment_table
+
+    rows = [[part.strip().replace("\\", "") for part in line.strip("|").split("|")]
+            for line in environment_table(header(environment(fresh_process_cuda_connections="1"))).splitlines()]
+    assert ["fresh processes' CUDA_DEVICE_MAX_CONNECTIONS", "1"] in rows
+    assert "CONNECTIONS" not in environment_table(header()).replace("\\", "")
