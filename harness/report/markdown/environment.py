@@ -63,15 +63,13 @@ def environment_table(header: dict[str, Any]) -> str:
         ("python", _value(environment, "python")),
         ("OS", _value(environment, "os")),
         ("LD_PRELOAD", environment.get("ld_preload") or "(none)"),
-    ]
-    if environment.get("fresh_process_cuda_connections"):  # harness.run.environment.fresh_process_environment
-        fields.append(("fresh processes' CUDA_DEVICE_MAX_CONNECTIONS", str(environment["fresh_process_cuda_connections"])))
-    fields += [
         ("started", _value(header, "started")),
         ("harness version", _value(header, "harness_version")),
         ("command", _command(header)),
     ]
     fields += [(name, str(header[key])) for name, key in OPTIONAL_FIELDS if header.get(key) is not None]
+    if environment.get("fresh_process_cuda_connections"):  # harness.run.environment.fresh_process_environment
+        fields.append(("fresh processes' CUDA_DEVICE_MAX_CONNECTIONS", str(environment["fresh_process_cuda_connections"])))
     if isinstance(environment.get("graph_caches"), dict):  # harness.run.compile_caches
         fields.append(("graph caches", ", ".join(f"{k}: {v}" for k, v in environment["graph_caches"].items())))
     if header.get("merged_from"):
