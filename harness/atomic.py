@@ -14,8 +14,11 @@ def _umask() -> int:
     return current
 
 
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write via a temp file in the same directory, then os.replace: a failure never truncates `path`."""
+def write_text_atomic(path: str | Path, text: str, durable: bool = True) -> Path:
+    """Write via a temp file in the same directory, then os.replace: a failure never truncates `path`, and a reader
+    sees the old text or the new. `durable` also syncs it to disk first, so that it outlives the machine's crash;
+    a file only other processes of the same run read (a worker's note of its current cell) needs only the
+    replace, which already outlives the writer's own crash."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -26,7 +29,8 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(temp_name, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
         os.replace(temp_name, path)
     except OSError as exc:

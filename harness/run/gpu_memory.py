@@ -13,6 +13,20 @@ after the fill: their blocks then hold that cell's answer, unfilled. On the H100
 `tensor_descriptor/triton_op/compile_visible` (whose kernel never writes its output under torch.compile) passed its
 output check after `raw`, `autograd_function` and `custom_op` ran in its worker, and was `wrong` with the
 collection first (docs/maintainers.md, "Order independence", fifth case).
+
+A full collection walks every object the collector tracks. The worker freezes what it holds before its first cell,
+but the first cells of each pipeline import more modules (Inductor's code generators, export, AOTInductor), and a
+collection then walked them before every later cell. So what survives a collection is frozen too whenever modules
+were imported since the last freeze (docs/maintainers.md, "Isolation"). Frozen objects are never collected: garbage
+among them later is freed by no collection, never in the middle of a cell.
+
+From the first such collection on, the collector makes no full collection of its own: the harness makes them,
+between cells. Python starts one when the objects that survived since the last full collection outnumber a quarter
+of those it holds, counts that depend on what earlier cells left and on the freezes, so whether one ran in the
+middle of a cell, and freed what then, depended on the cells before. Inductor caches by the `id()` of objects it
+does not keep alive (the C++ wrapper's `int_array` declarations), and an AOTInductor build failed in a worker
+only, with a declaration missing (docs/maintainers.md, "Order independence", the sixth case). Young collections
+still run as usual inside a cell.
 """
 
 from __future__ import annotations
@@ -37,13 +51,32 @@ class _Memory:
         self.__cuda_array_interface__ = {"shape": (size,), "typestr": "|u1", "data": (address, False), "version": 3}
 
 
+NO_AUTOMATIC_FULL_COLLECTION = 2**31 - 1  # gc's third threshold: full collections the collector starts itself
+
+
+class _Frozen:
+    modules = 0  # len(sys.modules) at this process's last freeze here
+
+
+def collect_cyclic_garbage() -> None:
+    """A full collection: what earlier cells left in cycles is freed now, not during a later cell. Then, if modules
+    were imported since the last freeze here, what survived is frozen, out of later collections' way; and the
+    collector is left to start young collections only (Python 3.14's incremental collector ignores that setting)."""
+    gc.collect()
+    if len(sys.modules) > _Frozen.modules:
+        gc.freeze()
+        _Frozen.modules = len(sys.modules)
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, NO_AUTOMATIC_FULL_COLLECTION)
+
+
 def fill_free_gpu_memory() -> int:
     """Collect cyclic garbage, then fill every free block of every device with FILL_BYTE; the bytes filled (0 where
     CUDA is not in use: then nothing is collected either)."""
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_initialized():
         return 0
-    gc.collect()  # what earlier cells left in cycles is freed now, before the fill, not during a later cell
+    collect_cyclic_garbage()
     filled = 0
     for device, address, size in free_blocks(torch.cuda.memory_snapshot()):
         with torch.cuda.device(device):

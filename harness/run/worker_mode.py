@@ -106,7 +106,7 @@ def _wait_for_cuda_context(timeout_s: float, log: IO[str]) -> None:
 def _freeze_once() -> None:
     """Before the first cell: what the worker holds by then (torch, the harness, the collected items) is moved out
     of the collector's sight for good, so that the collection before each cell (harness.run.gpu_memory) walks only
-    what cells made since (a full collection took 0.06 to 0.23 s a cell in a probe on the H100)."""
+    what cells made since (its cost: docs/maintainers.md, "Isolation")."""
     if not _slot.frozen:
         gc.freeze()
         _slot.frozen = True
@@ -120,7 +120,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     faulthandler.enable(log, all_threads=True)  # again: pytest's own faulthandler plugin took it back at configure
     started = time.time()
     write_text_atomic(directory / CURRENT, json.dumps({"cell": request.id, "state": "running", "started": started,
-                                            "timeout_s": timeout_s}))
+                                            "timeout_s": timeout_s}), durable=False)
     (directory / STAGE).write_text("build")
     _wait_for_cuda_context(timeout_s, log)  # the first cell only: every cell starts with the context made
     _freeze_once()
@@ -149,7 +149,7 @@ def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:
     if poisoned:
         _slot.retire_reason = poisoned
         result.detail[WORKER_RETIRED] = poisoned
-    write_text_atomic(directory / CURRENT, json.dumps({"cell": request.id, "state": "done"}))
+    write_text_atomic(directory / CURRENT, json.dumps({"cell": request.id, "state": "done"}), durable=False)
     return result
 
 

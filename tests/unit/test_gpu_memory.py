@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import struct
+import subprocess
+import sys
 
 import pytest
 import torch
 
+from harness.run import gpu_memory
 from harness.run.environment import resolve_tier
 from harness.run.gpu_memory import FILL_BYTE, fill_free_gpu_memory, free_blocks
 
@@ -67,9 +71,46 @@ def test_cyclic_garbage_is_collected_before_the_blocks_are_listed(monkeypatch):
     fake_cuda = SimpleNamespace(is_initialized=lambda: True, memory_snapshot=lambda: seen.append(alive() is None) or [],
                                 synchronize=lambda: None)
     monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=fake_cuda))
+    monkeypatch.setattr(gpu_memory._Frozen, "modules", 10**9)  # this test's process is not frozen (the test below is)
+    threshold = gc.get_threshold()  # nor left without full collections
     gc.disable()  # only the fill may collect it
     try:
         assert fill_free_gpu_memory() == 0
     finally:
         gc.enable()
+        gc.set_threshold(*threshold)
     assert seen == [True]
+
+
+FREEZE_CODE = """
+import gc, json, sys, weakref
+from harness.run.gpu_memory import NO_AUTOMATIC_FULL_COLLECTION, collect_cyclic_garbage
+
+class Holder:
+    pass
+
+full_before = gc.get_threshold()[2]
+collect_cyclic_garbage()
+first = gc.get_freeze_count()
+held = [[index] for index in range(1000)]  # new objects, alive, no module imported since
+collect_cyclic_garbage()
+again = gc.get_freeze_count()
+import fractions  # a module this process had not imported
+collect_cyclic_garbage()
+after_import = gc.get_freeze_count()
+cycle = Holder()
+cycle.itself = cycle
+alive = weakref.ref(cycle)
+del cycle
+collect_cyclic_garbage()
+print(json.dumps([first > 0, again == first, after_import >= again + 1000, alive() is None,
+                  full_before < NO_AUTOMATIC_FULL_COLLECTION == gc.get_threshold()[2]]))
+"""
+
+
+def test_what_survives_a_collection_is_frozen_when_modules_were_imported_since():
+    """Frozen: what the process held after its first collection, and again after a module import; not frozen: what
+    was made with no import since; a cycle made after a freeze is still collected; from then on the collector starts
+    no full collection itself (in a new Python: a freeze and a threshold last)."""
+    completed = subprocess.run([sys.executable, "-c", FREEZE_CODE], capture_output=True, text=True, timeout=120)
+    assert json.loads(completed.stdout.strip().splitlines()[-1]) == [True] * 5, completed.stderr[-2000:]
