@@ -27,7 +27,7 @@ COMPUTING_KEYS = frozenset({"CPU", "CUDA", "Meta", "Autograd", "AutogradCPU", "A
 def registrations(library: Any) -> frozenset[str]:
     """Operators defined and kernels registered through torch.library, less the harness's own per-style namespaces."""
     entries = set(getattr(library, "_impls", ())) | set(getattr(library, "_defs", ()))
-    # namespace(entry) not in OWN_NAMESPACES, said with prefixes: the worker asks it twice per cell of thousands
+    # the test `namespace(entry) not in OWN_NAMESPACES`, by prefix: a worker asks it of some 2,000 entries twice a cell
     return frozenset(entry for entry in entries if not entry.startswith(_OWN_PREFIXES) and entry not in OWN_NAMESPACES)
 
 
