@@ -1,12 +1,14 @@
-"""A Python that imported torch once and forks each reproducer script of test_repro.py from it.
+"""A Python that imported torch, Dynamo and Inductor once and forks each reproducer script of test_repro.py from it.
 
-Why: the 42 scripts each began with `import torch`, about 3 CPU-seconds on two cores, a quarter of what
-test_repro.py cost (docs/maintainers.md, "The harness's own tests"). What a script may not have, it still does
-not have: this process runs isolated (`python -I`: no PYTHONPATH, no user site, not even its own folder on the
-path) from an empty folder with the environment the scripts get, and imports nothing but torch (not triton:
-each script sets TRITON_INTERPRET itself before it imports triton). A forked script runs as `python -I repro.py`
-would, from its own folder, with its own environment and caches, as `__main__` with its absolute path as
-`__file__`, and ends with the status that Python would give it.
+Why: the 42 scripts each began with `import torch` and the first compile's imports, seconds of CPU each on two
+cores (docs/maintainers.md, "The harness's own tests"). This process imports what the harness's zygote imports
+before it forks the worker that ran the cell (WARM_IMPORTS), so a script starts as its cell started. What a script
+may not have, it still does not have: this process runs isolated (`python -I`: no PYTHONPATH, no user site, not
+even its own folder on the path) from an empty folder with the environment the scripts get, and imports nothing of
+the harness and no kernel. Those imports load triton, but not its interpreter's setting: each script sets
+TRITON_INTERPRET itself before it defines a kernel, and triton reads it then. A forked script runs as
+`python -I repro.py` would, from its own folder, with its own environment and caches, as `__main__` with its
+absolute path as `__file__`, and ends with the status that Python would give it.
 
 Protocol: one JSON line per script on stdin, `{"id", "folder", "env"}`; the script's stdout and stderr go to
 `stdout.txt` and `stderr.txt` in its folder; one JSON line per ended script on stdout, `{"id", "returncode"}`
@@ -16,6 +18,7 @@ Imports nothing of the harness (and cannot: the harness is not on its path).
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import select
@@ -23,6 +26,12 @@ import sys
 import time
 
 import torch  # noqa: F401  (the import every script shares: the reason this process exists)
+
+# The harness's zygote's imports (harness.run.warm_imports.WARM_IMPORTS, and the AOTInductor package module its loaders
+# use); tests/unit/test_script_starter.py holds this list to them.
+WARM_IMPORTS = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.package")
+for _name in WARM_IMPORTS:
+    importlib.import_module(_name)
 
 STDOUT_FILE, STDERR_FILE = "stdout.txt", "stderr.txt"
 

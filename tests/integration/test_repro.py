@@ -9,7 +9,8 @@ from an empty folder, so nothing of the harness can be imported. The script's la
 outcome and error line: this also holds worker isolation to a fresh Python's evidence (before the worker cleared
 the interpreter's rewritten kernels between cells, three cells' error lines depended on the cells before them).
 The scripts (42 of them, most of their time AOTInductor's C++ builds) run SCRIPTS_AT_ONCE at a time beside the
-harness run, each forked from one isolated Python that imported torch and nothing else (script_starter.py), and
+harness run, each forked from one isolated Python that imported torch, Dynamo and Inductor as the harness's zygote
+does, and nothing of the harness (script_starter.py), and
 each with caches of its own seeded with the CPU ISA probe's outputs that the harness run's zygote kept
 (harness.run.caches.seed_isa_probes): what each script would otherwise pay first, the same on every script
 (docs/maintainers.md, "The harness's own tests").
