@@ -32,6 +32,7 @@ from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR, add_cli_options
 from harness.run.order import OrderError, parse_order
 from harness.run.plan import command_line, interrupted_message, plan_run
 from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
+from harness.run.shard import parse_shard
 from harness.run.subsets import describe_default
 from harness.run.workers import resolve_worker_count
 from harness.vocab import CALL_SITE_PIPELINES, CALL_SITE_STYLES, PIPELINE_FAMILIES, STYLES
@@ -84,6 +85,7 @@ def command_run(args: argparse.Namespace) -> int:
 
 def _plan_run(args: argparse.Namespace) -> tuple[Any, str, int]:
     """The run's plan (selection, shard, resume, repeat), its tier and its worker count; bad input is a CliError."""
+    _check_options_before_the_kernels(args)
     loaded = load_tier_and_specs(args)
     tier = loaded["tier"]
     with cli_errors(SelectionError, ValueError):
@@ -91,10 +93,6 @@ def _plan_run(args: argparse.Namespace) -> tuple[Any, str, int]:
         styles = chosen_styles(args.style, args.all, tier)
         pipelines = chosen_pipelines(args.pipeline, args.all, tier)
         workers = resolve_worker_count(str(args.workers), tier)
-    with cli_errors(OrderError):
-        parse_order(args.order)
-    if args.confirm < 0:
-        raise CliError(f"--confirm {args.confirm}: expected the number of new runs per changed cell, 0 or more")
     if not MATRIX_DIR.is_dir():
         raise CliError(f"{MATRIX_DIR}: the matrix suites are not there; run from a checkout (pip install -e .)")
     environment = describe(tier)
@@ -102,6 +100,27 @@ def _plan_run(args: argparse.Namespace) -> tuple[Any, str, int]:
         plan = plan_run(args, select_cells(kernels, styles, pipelines), environment,
                         Path("reports") / f"results-{environment_tag(environment)}.jsonl")
     return plan, tier, workers
+
+
+def _check_options_before_the_kernels(args: argparse.Namespace) -> None:
+    """Refuse what needs no kernel to judge before loading them (torch, triton and every spec: about 3 CPU seconds
+    on two cores): a style, pipeline, worker count, order, confirmation count or shard that is not one, and a named
+    output that exists. What needs the kernels or the tier `_plan_run` checks once they are loaded."""
+    with cli_errors(SelectionError, ValueError):
+        chosen_styles(args.style, args.all, "cpu")  # a named style is checked against every tier's
+        chosen_pipelines(args.pipeline, args.all, "cpu")
+        if str(args.workers) != "auto":  # `auto` asks the machine, which may import torch
+            resolve_worker_count(str(args.workers), "cpu")
+        if args.shard:
+            parse_shard(args.shard)
+    with cli_errors(OrderError):
+        parse_order(args.order)
+    if args.confirm < 0:
+        raise CliError(f"--confirm {args.confirm}: expected the number of new runs per changed cell, 0 or more")
+    if args.output and not args.resume:  # whether it can be written is asked later: that may make its folder
+        output = Path(args.output)
+        summary = Path(args.summary) if args.summary else output.with_suffix(".md")
+        refuse_existing((output, summary), args.overwrite, "-o/--summary")
 
 
 def _refuse_existing(args: argparse.Namespace, plan: Any, output: Path, summary: Path) -> None:

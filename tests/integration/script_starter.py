@@ -27,6 +27,7 @@ import time
 
 import torch  # noqa: F401  (the import every script shares: the reason this process exists)
 
+_AFTER_TORCH = frozenset(sys.modules)
 # The harness's zygote's imports (harness.run.warm_imports.WARM_IMPORTS, and the AOTInductor package module its loaders
 # use); tests/unit/test_script_starter.py holds this list to them.
 WARM_IMPORTS = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.package")
@@ -34,6 +35,9 @@ for _name in WARM_IMPORTS:
     importlib.import_module(_name)
 
 STDOUT_FILE, STDERR_FILE = "stdout.txt", "stderr.txt"
+# In this process's folder: the modules WARM_IMPORTS added, which `python -I repro.py` would not have after its
+# `import torch`; test_repro.py holds each script to importing those it reaches by attribute.
+WARM_ONLY_FILE = "warm_only.json"
 
 
 def _run_script(request: dict) -> int:
@@ -75,6 +79,8 @@ def _run_script(request: dict) -> int:
 
 
 def main() -> None:
+    with open(WARM_ONLY_FILE, "w") as handle:
+        json.dump(sorted(set(sys.modules) - _AFTER_TORCH), handle)
     running: dict[int, str] = {}
     pending = b""
     reading = True

@@ -13,11 +13,13 @@ harness run, each forked from one isolated Python that imported torch, Dynamo an
 does, and nothing of the harness (script_starter.py), and
 each with caches of its own seeded with the CPU ISA probe's outputs that the harness run's zygote kept
 (harness.run.caches.seed_isa_probes): what each script would otherwise pay first, the same on every script
-(docs/maintainers.md, "The harness's own tests").
+(docs/maintainers.md, "The harness's own tests"). A module only the starter imported, a script must import itself
+before it reaches it by attribute, as `python -I repro.py` would need (test_no_script_needs_what_only_the_starter_imported).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -97,7 +99,8 @@ class ScriptStarter:
             self.process.stdin.flush()
         returncode = future.result(timeout=900)
         read = lambda name: (folder / name).read_text(errors="replace")  # noqa: E731
-        return subprocess.CompletedProcess(["python", "-I", "repro.py"], returncode, read("stdout.txt"), read("stderr.txt"))
+        return subprocess.CompletedProcess(["python", "-I", str(folder / "repro.py")], returncode, read("stdout.txt"),
+                                           read("stderr.txt"))
 
     def close(self) -> None:
         self.process.stdin.close()
@@ -247,6 +250,59 @@ def test_the_chosen_cells_pass_and_do_not_pass(pipeline, ran):
         return
     assert ran[passing][0].outcome == "pass", ran[passing][0].error
     assert ran[other][0].outcome in ("fail", "wrong"), ran[other][0]
+
+
+# What `torch.__getattr__` imports on first use (torch's `_lazy_modules`): a script may reach these by attribute alone.
+TORCH_LAZY_MODULES = frozenset({"torch._dynamo", "torch._inductor", "torch._export", "torch.onnx"})
+
+
+def reached_without_import(source: str, warm_only: set[str]) -> list[str]:
+    """Modules of `warm_only` that `source` reaches by attribute (`torch._inductor.package.load_package`) without
+    importing them anywhere: in a forked script they are there, in `python -I repro.py` they may not be."""
+    tree = ast.parse(source)
+    imported: set[str] = set()
+    for node in ast.walk(tree):
+        names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                 else [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else [])
+        for name in names:
+            parts = name.split(".")
+            imported.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
+    reached = set()
+    for node in ast.walk(tree):
+        chain: list[str] = []
+        value = node
+        while isinstance(value, ast.Attribute):
+            chain.insert(0, value.attr)
+            value = value.value
+        if not (isinstance(value, ast.Name) and value.id == "torch" and chain):
+            continue
+        for end in range(len(chain), 0, -1):  # the longest prefix that is a module the starter alone imported
+            module = ".".join(["torch", *chain[:end]])
+            if module in warm_only:
+                if module not in TORCH_LAZY_MODULES and module not in imported:
+                    reached.add(module)
+                break
+    return sorted(reached)
+
+
+def test_the_import_check_finds_a_module_reached_without_its_import():
+    warm_only = {"torch._dynamo", "torch._dynamo.utils", "torch._inductor", "torch._inductor.package"}
+    source = ("import torch\nfrom torch._dynamo.utils import counters\ntorch._dynamo.reset()\n"
+              "torch._dynamo.utils.counters.clear()\ntorch._inductor.package.load_package('p')\n")
+    assert reached_without_import(source, warm_only) == ["torch._inductor.package"]
+
+
+def test_no_script_needs_what_only_the_starter_imported(ran):
+    """The scripts run forked from script_starter.py, which imported Dynamo and Inductor; a user runs
+    `python -I repro.py`, which imported nothing. Each module a script reaches by attribute and only the starter
+    imported, the script imports itself (torch's lazy modules import on first use)."""
+    scripts = {cell: Path(script.args[-1]) for cell, (_, script) in ran.items()}
+    starter = next(iter(scripts.values())).parent.parent / "starter"
+    warm_only = set(json.loads((starter / "warm_only.json").read_text()))
+    assert "torch._inductor.compile_fx" in warm_only
+    reached = {cell: found for cell, path in scripts.items() if (found := reached_without_import(path.read_text(), warm_only))}
+    assert reached == {}
 
 
 def test_the_header_names_the_cell_versions_and_recorded_outcome(ran):
