@@ -256,33 +256,42 @@ def test_the_chosen_cells_pass_and_do_not_pass(pipeline, ran):
 TORCH_LAZY_MODULES = frozenset({"torch._dynamo", "torch._inductor", "torch._export", "torch.onnx"})
 
 
-def reached_without_import(source: str, warm_only: set[str]) -> list[str]:
-    """Modules of `warm_only` that `source` reaches by attribute (`torch._inductor.package.load_package`) without
-    importing them anywhere: in a forked script they are there, in `python -I repro.py` they may not be."""
-    tree = ast.parse(source)
-    imported: set[str] = set()
+def _imported(tree: ast.AST) -> set[str]:
+    """Every module an import statement of `tree` imports, its parent packages included."""
+    names: list[str] = []
     for node in ast.walk(tree):
-        names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
-                 else [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else [])
-        for name in names:
-            parts = name.split(".")
-            imported.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
-    reached = set()
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+    return {".".join(name.split(".")[:end]) for name in names for end in range(1, name.count(".") + 2)}
+
+
+def _torch_attribute_chains(tree: ast.AST) -> list[list[str]]:
+    """`torch._inductor.package.load_package` as ["torch", "_inductor", "package", "load_package"], for each one."""
+    chains = []
     for node in ast.walk(tree):
         chain: list[str] = []
         value = node
         while isinstance(value, ast.Attribute):
             chain.insert(0, value.attr)
             value = value.value
-        if not (isinstance(value, ast.Name) and value.id == "torch" and chain):
-            continue
-        for end in range(len(chain), 0, -1):  # the longest prefix that is a module the starter alone imported
-            module = ".".join(["torch", *chain[:end]])
-            if module in warm_only:
-                if module not in TORCH_LAZY_MODULES and module not in imported:
-                    reached.add(module)
-                break
+        if isinstance(value, ast.Name) and value.id == "torch" and chain:
+            chains.append(["torch", *chain])
+    return chains
+
+
+def reached_without_import(source: str, warm_only: set[str]) -> list[str]:
+    """Modules of `warm_only` that `source` reaches by attribute (`torch._inductor.package.load_package`) without
+    importing them anywhere: in a forked script they are there, in `python -I repro.py` they may not be."""
+    tree = ast.parse(source)
+    imported = _imported(tree)
+    reached = set()
+    for chain in _torch_attribute_chains(tree):
+        prefixes = (".".join(chain[:end]) for end in range(len(chain), 1, -1))
+        module = next((prefix for prefix in prefixes if prefix in warm_only), None)  # the longest
+        if module is not None and module not in TORCH_LAZY_MODULES and module not in imported:
+            reached.add(module)
     return sorted(reached)
 
 
