@@ -34,7 +34,7 @@ from harness.run.plan import command_line, interrupted_message, plan_run
 from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
 from harness.run.shard import parse_shard
 from harness.run.subsets import describe_default
-from harness.run.workers import resolve_worker_count
+from harness.run.workers import resolve_worker_count, workers_for_groups
 from harness.vocab import CALL_SITE_PIPELINES, CALL_SITE_STYLES, PIPELINE_FAMILIES, STYLES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -99,6 +99,8 @@ def _plan_run(args: argparse.Namespace) -> tuple[Any, str, int]:
     with cli_errors(ValueError):  # --shard, --durations-from, --resume, --repeat, --order
         plan = plan_run(args, select_cells(kernels, styles, pipelines), environment,
                         Path("reports") / f"results-{environment_tag(environment)}.jsonl")
+    if str(args.workers) == "auto":
+        workers = workers_for_groups(workers, len({cell.group for cell in plan.to_run}))
     return plan, tier, workers
 
 

@@ -59,6 +59,12 @@ def auto_worker_count(tier: str, cores: int | None = None, host_gib: float | Non
     return max(1, count)
 
 
+def workers_for_groups(count: int, groups: int) -> int:
+    """`-n auto`'s count for a selection of `groups` groups: a worker with no group to run would only start, collect
+    the whole matrix (and, on the GPU, make a CUDA context), and wait. An explicit `-n` is kept as asked."""
+    return max(1, min(count, groups))
+
+
 def resolve_worker_count(requested: str, tier: str) -> int:
     """`auto` or a positive integer, as given to `-n`; a ValueError names what is wrong."""
     if requested == "auto":

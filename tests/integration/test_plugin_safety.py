@@ -20,16 +20,19 @@ REPO = Path(__file__).resolve().parents[2]
 PLUGINS = Path(__file__).parent / "plugins"
 TIER = resolve_tier("auto")
 PIPELINES = "eager,compile_fullgraph,export_nonstrict,opcheck" if TIER == "cpu" else "eager,compile_fullgraph,export_strict,aoti"
-# In process isolation every cell is a new Python that imports the plug-in itself, whatever the pipeline: one pipeline,
-# every style, asks that mechanism (the four pipelines there cost 48 new Pythons, 321 s of the suite on two cores);
-# worker isolation, where a cell runs in a long-lived worker, is asked in every pipeline above.
+# In process isolation every cell is a new Python that imports the plug-in itself, whatever the pipeline and whichever
+# style launches: one pipeline and one launching style beside the control ask that mechanism (every style in four
+# pipelines cost 48 new Pythons, 321 s of the suite on two cores; every style in one, 12 and 72 CPU seconds);
+# worker isolation, where a cell runs in a long-lived worker, is asked in every style and pipeline above.
 PIPELINES_BY_ISOLATION = {"worker": PIPELINES, "process": "eager"}
+STYLES_BY_ISOLATION = {"worker": [], "process": ["-s", "native,raw"]}  # worker: the default, every style
 
 
 def verdicts(tmp_path: Path, plugin: str, kernel: str, isolation: str) -> dict[tuple[str, str], tuple]:
     output = tmp_path / f"{kernel}-{isolation}.jsonl"
     command = [sys.executable, "-m", "harness", "run", "--kernels-from", str(PLUGINS / plugin), "-k", f"add,{kernel}",
-               "-p", PIPELINES_BY_ISOLATION[isolation], "-n", "2", "--isolation", isolation, "-o", str(output)]
+               "-p", PIPELINES_BY_ISOLATION[isolation], *STYLES_BY_ISOLATION[isolation], "-n", "2", "--isolation", isolation,
+               "-o", str(output)]
     completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1200)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     by_kernel: dict[str, dict] = {"add": {}, kernel: {}}

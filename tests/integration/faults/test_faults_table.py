@@ -1,13 +1,13 @@
 """Every fault of issue #7 through the real engine, on this machine's tier, as one table.
 
-Three runs of `python -m harness run` in one worker (the default, worker isolation): the eager faults with
-witnesses before (`add`) and after (`after_add`) them, the compile fault with a witness after it,
-and a clean run of the witnesses alone. For each fault: its cell gets the expected outcome and
-stage; its other cells equal the clean `add` cell in the same style and pipeline; every witness
-equals the clean run; the run finishes (exit 0). GPU faults are asked only on the GPU tier.
+Three runs of `python -m harness run` in one worker (the default, worker isolation), shared with
+test_isolation.py (fault_runs.py): the eager faults with witnesses before (`add`) and after (`after_add`,
+`after_sin`) them, the compile fault with a witness after it, and a clean run of the witnesses alone. For each
+fault: its cell gets the expected outcome and stage, and so does its cell in every other style that launches;
+its `native` control equals the clean `add` control in the same pipeline; every witness equals the clean run;
+the run finishes (exit 0). GPU faults are asked only on the GPU tier.
 
 Set TCM_FAULT_TABLE=path.md to get the table as Markdown (the lead collects it on the H100).
-Runs are shared between pytest-xdist workers through a lock, so they happen once per session.
 """
 
 from __future__ import annotations
@@ -17,96 +17,12 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
+from fault_runs import ASKED, FAULTS, FAULTS_MODULE, LAUNCHING_STYLES, PIPELINES, REPO, TIER, TIMEOUT_S, WITNESSES, Fault, cells
 
 from harness.results import CellResult, read_results
-from harness.run.environment import resolve_tier
-
-FAULTS_MODULE = Path(__file__).with_name("fault_kernels.py")
-REPO = Path(__file__).resolve().parents[3]
-TIER = resolve_tier("auto")
-STYLES = "native,raw"
-WITNESSES = ["add", "after_add"]
-# Per-cell limits, per run: long enough for a witness on a busy machine, short enough to keep CI fast.
-TIMEOUT_S = {"cpu": {"eager": 15, "compile": 40, "clean": 120}, "gpu": {"eager": 30, "compile": 60, "clean": 120}}[TIER]
-
-
-@dataclass(frozen=True)
-class Fault:
-    kernel: str
-    what: str
-    run: str  # "eager" or "compile": which run asks it
-    cell: str  # style/pipeline of the cell that meets the fault
-    outcome: str
-    stage: str
-    error_type: str | None  # None: any (it differs between torch versions)
-    message: str  # a part of the recorded first line, case-insensitive
-    gpu_only: bool = False
-
-
-FAULTS = [
-    Fault("fault_segfault", "a segfault (SIGSEGV) in the launch", "eager", "raw/eager", "crash", "run", "SIGSEGV",
-          "died of SIGSEGV"),
-    Fault("fault_abort", "os.abort() in the launch", "eager", "raw/eager", "crash", "run", "SIGABRT", "died of SIGABRT"),
-    Fault("fault_exit", "a silent os._exit(3)", "eager", "raw/eager", "crash", "run", "ProcessExited", "exited with code 3"),
-    Fault("fault_hang", "a Python launch that sleeps forever", "eager", "raw/eager", "timeout", "run", "Timeout",
-          "no result after"),
-    Fault("fault_compile_hang", "a compile that hangs (Dynamo traces an endless loop)", "compile", "raw/compile_fullgraph",
-          "timeout", "compile", "Timeout", "in stage compile"),
-    Fault("fault_markdown", "an exception holding Markdown, HTML and 10,000 characters", "eager", "raw/eager", "fail", "run",
-          "RuntimeError", "| **bold** | <script>"),
-    Fault("fault_dirty", "dirty state: checker tolerances, torch.empty_like, a dynamo config, a new op", "eager", "raw/eager",
-          "fail", "run", "RuntimeError", "raised after corrupting"),
-    Fault("fault_dirty_torch", "dirty state: default device meta, aten::add overridden, checker patched", "eager", "raw/eager",
-          "fail", "run", "RuntimeError", "raised after setting the default device"),
-    Fault("fault_gpu_illegal_address", "a CUDA illegal memory access (a Triton store 4 TiB out)", "eager", "raw/eager", "fail",
-          "run", None, "illegal memory access", gpu_only=True),
-    Fault("fault_gpu_kernel_never_ends", "a Triton kernel that never ends (spins on a flag)", "eager", "raw/eager", "timeout",
-          "run", "Timeout", "no result after", gpu_only=True),
-    Fault("fault_gpu_out_of_memory", "torch.empty of 10**13 bytes on the GPU", "eager", "raw/eager", "fail", "run",
-          "OutOfMemoryError", "out of memory", gpu_only=True),
-]
-ASKED = [fault for fault in FAULTS if TIER == "gpu" or not fault.gpu_only]
-PIPELINES = {"eager": "eager", "compile": "compile_fullgraph"}
-
-
-def run_matrix(folder: Path, name: str, kernels: list[str], pipelines: str, timeout: float) -> dict[str, CellResult]:
-    output = folder / f"{name}.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "--kernels-from", str(FAULTS_MODULE), "-k", ",".join(kernels),
-               "-s", STYLES, "-p", pipelines, "-n", "1", "--timeout", str(timeout), "-o", str(output), "--overwrite"]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1800)
-    (folder / f"{name}.log").write_text(completed.stdout + completed.stderr)
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]  # the run finishes
-    return {cell.id: cell for cell in read_results(output).cells}
-
-
-def _run_all(folder: Path) -> None:
-    for run in ("eager", "compile"):
-        faults = [fault.kernel for fault in ASKED if fault.run == run]
-        kernels = (["add"] if run == "eager" else []) + faults + ["after_add"]
-        run_matrix(folder, run, kernels, PIPELINES[run], TIMEOUT_S[run])
-    run_matrix(folder, "clean", WITNESSES, ",".join(PIPELINES.values()), TIMEOUT_S["clean"])
-    (folder / "done").write_text("")
-
-
-@pytest.fixture(scope="session")
-def fault_runs(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
-    """The folder holding eager.jsonl, compile.jsonl and clean.jsonl, made once per test session."""
-    base = tmp_path_factory.getbasetemp()
-    folder = (base.parent if worker_id != "master" else base) / "tcm-fault-runs"
-    folder.mkdir(exist_ok=True)
-    with FileLock(str(folder) + ".lock"):
-        if not (folder / "done").exists():
-            _run_all(folder)
-    return folder
-
-
-def cells(folder: Path, name: str) -> dict[str, CellResult]:
-    return {cell.id: cell for cell in read_results(folder / f"{name}.jsonl").cells}
 
 
 def verdict(cell: CellResult | None) -> str:
@@ -115,25 +31,33 @@ def verdict(cell: CellResult | None) -> str:
     return cell.outcome + (f" at {cell.stage}" if cell.stage else "") + (f" ({cell.error_type})" if cell.error_type else "")
 
 
-def check_fault(fault: Fault, folder: Path) -> tuple[str, list[str]]:
-    """(what was observed, problems): the fault's cell, its other cells, and the witnesses of its run."""
+def check_fault(fault: Fault, folder: Path) -> tuple[str, list[str], list[str]]:
+    """(what was observed, the fault's own problems, its neighbours' problems): the fault's cell and its cells in
+    the run's other launching styles, then its `native` control and the witnesses of its run."""
     run, clean = cells(folder, fault.run), cells(folder, "clean")
     cell = run.get(f"{fault.kernel}/{fault.cell}")
-    problems = []
     if cell is None:
-        return "no result", [f"{fault.kernel}/{fault.cell}: no result"]
-    if (cell.outcome, cell.stage) != (fault.outcome, fault.stage) or fault.error_type not in (None, cell.error_type):
-        problems.append(f"{cell.id}: expected {fault.outcome} at {fault.stage} ({fault.error_type}), got {verdict(cell)}")
-    if fault.message.lower() not in (cell.error or "").lower():
-        problems.append(f"{cell.id}: {fault.message!r} not in its first line {(cell.error or '')[:200]!r}")
-    for other in (c for c in run.values() if c.kernel == fault.kernel and c.id != cell.id):
+        return "no result", [f"{fault.kernel}/{fault.cell}: no result"], []
+    own, neighbours = [], []
+    pipeline = cell.pipeline
+    for style in LAUNCHING_STYLES[fault.run]:
+        launched = run.get(f"{fault.kernel}/{style}/{pipeline}")
+        if launched is None:
+            own.append(f"{fault.kernel}/{style}/{pipeline}: no result")
+            continue
+        expected = (launched.outcome, launched.stage) == (fault.outcome, fault.stage)
+        if not expected or fault.error_type not in (None, launched.error_type):
+            own.append(f"{launched.id}: expected {fault.outcome} at {fault.stage} ({fault.error_type}), got {verdict(launched)}")
+        if fault.message.lower() not in (launched.error or "").lower():
+            own.append(f"{launched.id}: {fault.message!r} not in its first line {(launched.error or '')[:200]!r}")
+    for other in (c for c in run.values() if c.kernel == fault.kernel and c.style not in LAUNCHING_STYLES[fault.run]):
         twin = clean.get(f"add/{other.style}/{other.pipeline}")
         if verdict(other) != verdict(twin):
-            problems.append(f"{other.id}: {verdict(other)}, but add in a clean run: {verdict(twin)}")
+            neighbours.append(f"{other.id}: {verdict(other)}, but add in a clean run: {verdict(twin)}")
     for witness in (c for c in run.values() if c.kernel in WITNESSES):
         if verdict(witness) != verdict(clean.get(witness.id)):
-            problems.append(f"witness {witness.id}: {verdict(witness)}, in a clean run {verdict(clean.get(witness.id))}")
-    return verdict(cell), problems
+            neighbours.append(f"witness {witness.id}: {verdict(witness)}, in a clean run {verdict(clean.get(witness.id))}")
+    return verdict(cell), own, neighbours
 
 
 def fault_table(folder: Path) -> tuple[str, list[str]]:
@@ -150,10 +74,10 @@ def fault_table(folder: Path) -> tuple[str, list[str]]:
         if fault not in ASKED:
             lines.append(f"| {fault.what} | {fault.kernel}/{fault.cell} | {expected} | not asked: needs a GPU | - |")
             continue
-        observed, found = check_fault(fault, folder)
-        neighbours = "no" if any(not p.startswith(f"{fault.kernel}/{fault.cell}") for p in found) else "yes"
-        lines.append(f"| {fault.what} | {fault.kernel}/{fault.cell} | {expected} | {observed} | {neighbours} |")
-        problems += found
+        observed, own, neighbours = check_fault(fault, folder)
+        intact = "no" if neighbours else "yes"
+        lines.append(f"| {fault.what} | {fault.kernel}/{fault.cell} | {expected} | {observed} | {intact} |")
+        problems += own + neighbours
     return "\n".join(lines) + "\n", problems
 
 
@@ -164,7 +88,8 @@ def test_every_fault_gets_its_outcome_and_leaves_its_neighbours_intact(fault_run
         Path(os.environ["TCM_FAULT_TABLE"]).write_text(table)
     assert problems == [], table + "\n" + "\n".join(problems)
     clean = cells(fault_runs, "clean")
-    assert any(c.outcome == "pass" for c in clean.values()) and len(clean) == 2 * 2 * len(PIPELINES)
+    styles = {"native", *LAUNCHING_STYLES["eager"]}
+    assert any(c.outcome == "pass" for c in clean.values()) and len(clean) == len(WITNESSES) * len(styles) * len(PIPELINES)
 
 
 @pytest.mark.slow
@@ -173,8 +98,8 @@ def test_gpu_fault(fault: Fault, fault_runs: Path) -> None:
     """The GPU faults one by one, so a GPU run names the one that broke; on the CPU tier they cannot be asked."""
     if fault not in ASKED:
         pytest.skip("a GPU fault: asked on the GPU tier only")
-    observed, problems = check_fault(fault, fault_runs)
-    assert problems == [], "\n".join(problems)
+    _, own, neighbours = check_fault(fault, fault_runs)
+    assert own + neighbours == [], "\n".join(own + neighbours)
 
 
 UNESCAPED_PIPE = re.compile(r"(?<!\\)(?:\\\\)*\|")

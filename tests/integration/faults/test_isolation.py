@@ -1,54 +1,54 @@
 """Fault injection: a faulty cell gets the right outcome and stage, and no other cell's outcome changes.
 
-The faults run through the real engine (CLI -> pytest -> isolation -> cell) on the CPU tier,
-in one worker, before the witnesses, for each isolation mechanism. In `worker` mode (the default) a cell runs
-in the xdist worker itself: a crash, an exit or a hang ends that worker and a new one takes over, and a cell
-that corrupts its process and then raises (fault_dirty, fault_dirty_torch) is recorded, then its worker retires.
-The clean run (the witnesses alone) is made once, in worker mode: each mode's faulty run is held to it.
+The faults run through the real engine (CLI -> pytest -> isolation -> cell) on the machine's tier, in one worker,
+before the witnesses, for each isolation mechanism. In `worker` mode (the default) a cell runs in the xdist worker
+itself: a crash, an exit or a hang ends that worker and a new one takes over, and a cell that corrupts its process
+and then raises (fault_dirty, fault_dirty_torch) is recorded, then its worker retires. Worker mode's faulty run
+and the clean run (the witnesses alone, in worker mode) are the fault table's (fault_runs.py: one run per
+mechanism); process mode's faulty run is this module's own, held to the same clean run. Process mode asks `raw`
+beside the control: a cell in a new Python dies the same way whichever style launched, and each of its cells pays
+a new Python (worker mode asks `custom_op` too).
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from fault_runs import FAULTS_MODULE, LAUNCHING_STYLES, REPO, TIMEOUT_S, WITNESSES, cells
 
 from harness.results import read_results
 
-FAULTS = Path(__file__).with_name("fault_kernels.py")
-REPO = Path(__file__).resolve().parents[3]
-WITNESSES = ["add", "after_add", "after_sin"]
 FAULT_KERNELS = ["fault_segfault", "fault_abort", "fault_hang", "fault_exit", "fault_dirty", "fault_dirty_torch"]
-# The faulty runs' per-cell limit (what fault_hang waits for). A process-mode cell's limit includes its new Python's
-# import of torch: on two cores at load 7-9 a native control took over 15 s there and was recorded `timeout`.
-TIMEOUT_S = {"worker": 15, "process": 45}
+# Process mode's per-cell limit (what fault_hang waits for) includes its new Python's import of torch: on two cores
+# at load 7-9 a native control took over 15 s there and was recorded `timeout`.
+PROCESS_TIMEOUT_S = 45
+STYLES = {"worker": LAUNCHING_STYLES["eager"], "process": ["raw"]}  # the styles that launch, per mode
+TIMEOUT = {"worker": TIMEOUT_S["eager"], "process": PROCESS_TIMEOUT_S}
 
 
-def run_matrix(tmp_path: Path, name: str, kernels: list[str], isolation: str, timeout: float = 60) -> dict[str, object]:
-    output = tmp_path / f"{name}.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from", str(FAULTS),
-               "-s", "native,raw,custom_op", "-p", "eager", "-n", "1", "--isolation", isolation,
-               "--timeout", str(timeout), "-o", str(output)]
-    for kernel in kernels:
-        command += ["-k", kernel]
+def run_in_process_mode(folder: Path) -> dict[str, object]:
+    output = folder / "faulty.jsonl"
+    command = [sys.executable, "-m", "harness", "run", "--kernels-from", str(FAULTS_MODULE),
+               "-k", ",".join(WITNESSES + FAULT_KERNELS), "-s", ",".join(["native", *STYLES["process"]]), "-p", "eager",
+               "-n", "1", "--isolation", "process", "--timeout", str(PROCESS_TIMEOUT_S), "-o", str(output)]
     completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     return {cell.id: cell for cell in read_results(output).cells}
 
 
-@pytest.fixture(scope="module")
-def clean(tmp_path_factory):
-    """The witnesses alone, in worker mode: a process of its own per cell (process mode) is no cleaner."""
-    return run_matrix(tmp_path_factory.mktemp("clean"), "clean", WITNESSES, "worker")
-
-
 @pytest.fixture(scope="module", params=["worker", "process"])
-def runs(request, clean, tmp_path_factory):
-    tmp_path = tmp_path_factory.mktemp(request.param)
-    faulty = run_matrix(tmp_path, "faulty", WITNESSES + FAULT_KERNELS, request.param, timeout=TIMEOUT_S[request.param])
-    return clean, faulty
+def runs(request, fault_runs, tmp_path_factory):
+    """(the clean run's eager cells, the mode's faulty run)."""
+    clean = {cell_id: cell for cell_id, cell in cells(fault_runs, "clean").items() if cell.pipeline == "eager"}
+    if request.param == "worker":
+        return clean, cells(fault_runs, "eager")
+    asked = {"native", *STYLES["process"]}
+    return ({cell_id: cell for cell_id, cell in clean.items() if cell.style in asked},
+            run_in_process_mode(tmp_path_factory.mktemp("process")))
 
 
 @pytest.mark.slow
@@ -65,8 +65,9 @@ def runs(request, clean, tmp_path_factory):
 )
 def test_faulty_cell_gets_its_outcome_and_stage(runs, request, kernel, outcome, stage, error_type, message_part):
     _, faulty = runs
-    message_part = message_part.format(timeout=TIMEOUT_S[request.node.callspec.params["runs"]])
-    for style in ("raw", "custom_op"):
+    mode = request.node.callspec.params["runs"]
+    message_part = message_part.format(timeout=TIMEOUT[mode])
+    for style in STYLES[mode]:
         cell = faulty[f"{kernel}/{style}/eager"]
         assert (cell.outcome, cell.stage, cell.error_type) == (outcome, stage, error_type), cell
         assert message_part in cell.error
@@ -89,13 +90,13 @@ def test_the_dirty_fault_would_poison_a_shared_process():
     script = (
         "from harness.run.cell import CellRequest\n"
         "from harness.run.isolation import run_inline\n"
-        f"spec = dict(tier='cpu', kernels_from=[{str(FAULTS)!r}])\n"
+        f"spec = dict(tier='cpu', kernels_from=[{str(FAULTS_MODULE)!r}])\n"
         "print(run_inline(CellRequest('fault_dirty', 'raw', 'eager', **spec)).outcome)\n"
         "print(run_inline(CellRequest('after_add', 'native', 'eager', **spec)).outcome)\n"
         "print(run_inline(CellRequest('after_add', 'raw', 'eager', **spec)).outcome)\n"
     )
     completed = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300,
-                               env={**__import__("os").environ, "TRITON_INTERPRET": "1"})
+                               env={**os.environ, "TRITON_INTERPRET": "1"})
     faulty, *witnesses = completed.stdout.split()
     assert faulty == "fail" and len(witnesses) == 2, completed.stderr[-2000:]
     assert "pass" not in witnesses  # isolated, both pass (test_every_other_cell_is_as_in_a_clean_run)
