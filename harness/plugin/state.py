@@ -14,7 +14,7 @@ import pytest
 from harness.report.compare.baseline import load_baseline
 from harness.report.markdown.committed import PUBLISHED_GPU_RESULTS
 from harness.results import CellResult
-from harness.run.caches import use_caches_of
+from harness.run.caches import seed_this_process, use_caches_of
 from harness.run.cell import artifacts_shared
 from harness.run.environment import describe, enter_tier, resolve_tier
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, make_loader_dir, stop
@@ -119,8 +119,10 @@ class MatrixState:
         compiling the same graph's package in one folder rewrite its files while another zips them: a fresh
         clone's suite met a package whose metadata JSON was empty, and a passing cell failed at load
         (docs/maintainers.md, "Order independence"). The run's folder lives under the temporary directory (set
-        TMPDIR to move it); TCM_KEEP_CACHES names a folder that runs started one after another keep them in."""
+        TMPDIR to move it); TCM_KEEP_CACHES names a folder that runs started one after another keep them in.
+        The folder starts with the CPU ISA probe's outputs that runs before kept (harness.run.caches)."""
         use_caches_of(self.worker)
+        seed_this_process()
 
 
 PUBLISHED_RESULTS = {"gpu": PUBLISHED_GPU_RESULTS}

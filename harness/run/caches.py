@@ -86,6 +86,17 @@ def seed_isa_probes(kept: Path, inductor_cache: Path) -> int:
     return _copy_missing(kept, probe_outputs(kept), inductor_cache)
 
 
+def seed_this_process() -> int:
+    """Seed the Inductor cache this process and the Pythons it starts use (TORCHINDUCTOR_CACHE_DIR) with the kept
+    probe outputs, as the zygote seeds its own: a worker of process isolation is a new Python, not a child of the
+    zygote, and without them its first compiling cell, or each new Python it starts for a cell, compiled the probe
+    again (about 13 CPU seconds on two cores). How many were copied."""
+    import torch
+
+    folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    return seed_isa_probes(isa_probes_folder(torch.__version__), Path(folder)) if folder else 0
+
+
 def keep_isa_probes(inductor_cache: Path, kept: Path, before: set[Path]) -> int:
     """After the probe: copy the outputs it added (not in `before`, what the folder held as it started) to the kept
     folder, where that lacks them, for the next run; how many."""

@@ -27,3 +27,21 @@ def table_rows(table: str) -> dict[tuple[str, str], list[str]]:
         if line.startswith("|") and cells[0] in ("process", "worker"):
             rows[(cells[0], cells[1])] = cells
     return rows
+
+
+def seed_kept_isa_probes(own_tmp: Path, *inductor_caches: Path) -> int:
+    """Give the runs made under TMPDIR=own_tmp, and the Inductor cache folders named, the CPU ISA probe's outputs
+    that this machine's runs kept (in this process's temporary folder), as on a machine that ran before: a test's
+    folders of its own otherwise make each run's zygote, and each new Python that builds or loads a package, compile
+    the probe again (about 13 CPU seconds on two cores), which these tests do not ask about (the warm-up test of
+    test_loader_zygote.py does). Torch still loads each output in a child Python before it trusts it. How many
+    outputs were copied."""
+    import tempfile
+
+    import torch
+
+    from harness.run.caches import isa_probes_folder, seed_isa_probes
+
+    kept = isa_probes_folder(torch.__version__)  # under this process's temporary folder
+    targets = [own_tmp / kept.relative_to(tempfile.gettempdir()), *inductor_caches]
+    return sum(seed_isa_probes(kept, target) for target in targets)

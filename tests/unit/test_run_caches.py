@@ -17,6 +17,7 @@ from harness.run.caches import (
     probe_outputs,
     run_caches,
     seed_isa_probes,
+    seed_this_process,
     start_run_caches,
     use_caches_of,
 )
@@ -89,3 +90,17 @@ def test_the_isa_probes_outputs_go_to_the_kept_folder_and_seed_the_next_runs_cac
 
 def test_seeding_from_no_kept_folder_copies_nothing(tmp_path):
     assert seed_isa_probes(tmp_path / "never-made", tmp_path / "inductor") == 0
+
+
+def test_a_process_that_is_not_the_zygotes_child_starts_from_the_kept_outputs_too(monkeypatch, tmp_path):
+    """A worker of process isolation is a new Python: its Inductor folder, which the new Pythons of its cells
+    inherit, is seeded as the zygote's is (harness.plugin.state)."""
+    import torch
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    _probe_output(isa_probes_folder(torch.__version__), "cabc.cpp")
+    worker = tmp_path / "run-1" / "gw0" / "inductor"
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(worker))
+    assert seed_this_process() == 1 and (worker / "ab" / "cabc.cpp").is_file()
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR")
+    assert seed_this_process() == 0  # torch's default folder is not this run's to fill
