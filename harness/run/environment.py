@@ -85,8 +85,7 @@ def describe(tier: str) -> dict[str, Any]:
         "pycache_prefix": os.environ.get("PYTHONPYCACHEPREFIX"),
         "omp_num_threads": os.environ.get(CPU_THREADS_VARIABLE),
         "graph_caches": graph_caches_policy(),
-    } | ({"fresh_process_cuda_connections": fresh_process_environment(tier).get(FRESH_CUDA_QUEUES_VARIABLE)}
-         if tier == "gpu" else {})
+    } | ({"fresh_process_cuda_connections": fresh_cuda_queues()} if tier == "gpu" else {})
 
 
 CPU_THREADS_VARIABLE = "OMP_NUM_THREADS"  # sizes PyTorch's intra-op pool (and OpenMP's) in every process it reaches
@@ -120,8 +119,13 @@ def fresh_process_environment(tier: str) -> dict[str, str]:
     driver's default: their cells may use several streams."""
     environment = dict(os.environ)
     if tier == "gpu":
-        environment.setdefault(FRESH_CUDA_QUEUES_VARIABLE, FRESH_CUDA_QUEUES)
+        environment[FRESH_CUDA_QUEUES_VARIABLE] = fresh_cuda_queues()
     return environment
+
+
+def fresh_cuda_queues() -> str:
+    """The work queues a fresh process's CUDA context gets on the GPU tier: the user's value, else one."""
+    return os.environ.get(FRESH_CUDA_QUEUES_VARIABLE, FRESH_CUDA_QUEUES)
 
 
 def usable_cpu_count() -> int | None:
