@@ -3,7 +3,12 @@ the rows of a `harness bench` table (test_bench, test_worker_start)."""
 
 import json
 import subprocess
+import tempfile
 from pathlib import Path
+
+import torch
+
+from harness.run.caches import isa_probes_folder, seed_isa_probes
 
 
 def cells_of(path: Path) -> dict[str, dict]:
@@ -33,15 +38,9 @@ def seed_kept_isa_probes(own_tmp: Path, *inductor_caches: Path) -> int:
     """Give the runs made under TMPDIR=own_tmp, and the Inductor cache folders named, the CPU ISA probe's outputs
     that this machine's runs kept (in this process's temporary folder), as on a machine that ran before: a test's
     folders of its own otherwise make each run's zygote, and each new Python that builds or loads a package, compile
-    the probe again (about 13 CPU seconds on two cores), which these tests do not ask about (the warm-up test of
-    test_loader_zygote.py does). Torch still loads each output in a child Python before it trusts it. How many
-    outputs were copied."""
-    import tempfile
-
-    import torch
-
-    from harness.run.caches import isa_probes_folder, seed_isa_probes
-
+    the probe again (docs/maintainers.md, "The harness's own tests"), which these tests do not ask about (the
+    warm-up test of test_loader_zygote.py does). Torch still loads each output in a child Python before it trusts
+    it. How many outputs were copied."""
     kept = isa_probes_folder(torch.__version__)  # under this process's temporary folder
     targets = [own_tmp / kept.relative_to(tempfile.gettempdir()), *inductor_caches]
     return sum(seed_isa_probes(kept, target) for target in targets)
