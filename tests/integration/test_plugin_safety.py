@@ -22,7 +22,7 @@ TIER = resolve_tier("auto")
 PIPELINES = "eager,compile_fullgraph,export_nonstrict,opcheck" if TIER == "cpu" else "eager,compile_fullgraph,export_strict,aoti"
 # In process isolation every cell is a new Python that imports the plug-in itself, whatever the pipeline and whichever
 # style launches: one pipeline and one launching style beside the control ask that mechanism (every style in four
-# pipelines cost 48 new Pythons, 321 s of the suite on two cores; every style in one, 12 and 72 CPU seconds);
+# pipelines cost 48 new Pythons, 321 s of the suite on two cores; every style in one, 12 new Pythons, 72 CPU seconds);
 # worker isolation, where a cell runs in a long-lived worker, is asked in every style and pipeline above.
 PIPELINES_BY_ISOLATION = {"worker": PIPELINES, "process": "eager"}
 STYLES_BY_ISOLATION = {"worker": [], "process": ["-s", "native,raw"]}  # worker: the default, every style

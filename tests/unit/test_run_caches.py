@@ -104,3 +104,16 @@ def test_a_process_that_is_not_the_zygotes_child_starts_from_the_kept_outputs_to
     assert seed_this_process() == 1 and (worker / "ab" / "cabc.cpp").is_file()
     monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR")
     assert seed_this_process() == 0  # torch's default folder is not this run's to fill
+
+
+def test_every_worker_of_a_run_seeds_the_caches_it_names(monkeypatch):
+    """The plug-in's state names a worker's caches, then seeds them (harness.plugin.state.MatrixState)."""
+    from types import SimpleNamespace
+
+    from harness.plugin import state
+
+    calls = []
+    monkeypatch.setattr(state, "use_caches_of", lambda worker: calls.append(("caches of", worker)))
+    monkeypatch.setattr(state, "seed_this_process", lambda: calls.append(("seeded",)) or 0)
+    state.MatrixState._private_caches(SimpleNamespace(worker="gw0"))
+    assert calls == [("caches of", "gw0"), ("seeded",)]
