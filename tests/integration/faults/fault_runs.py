@@ -11,7 +11,7 @@ per mechanism"): `python -m harness run` in one worker, on the machine's tier,
 - `clean`: the witnesses alone, in both pipelines and every style the faulty runs ask.
 
 pytest-xdist may run the two modules in different workers; a file lock in the session's shared temporary folder
-makes the runs once, and the module that comes second reads them.
+makes each run once, when a test first asks for it, and the tests after it read it.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ PIPELINES = {"eager": "eager", "compile": "compile_fullgraph"}
 LAUNCHING_STYLES = {"eager": ["raw", "custom_op"], "compile": ["raw"]}  # per run; `native` is asked beside them
 # Per-cell limits, per run: long enough for a witness on a busy machine, short enough to keep CI fast.
 TIMEOUT_S = {"cpu": {"eager": 15, "compile": 40, "clean": 120}, "gpu": {"eager": 30, "compile": 60, "clean": 120}}[TIER]
-DONE = "done"
+RUN_NAMES = ("eager", "compile", "clean")
 
 
 @dataclass(frozen=True)
@@ -107,15 +107,17 @@ def run_matrix(folder: Path, run: FaultRun) -> None:
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
 
 
-def shared_fault_runs(shared_temp: Path) -> Path:
-    """The folder holding eager.jsonl, compile.jsonl and clean.jsonl, made by whichever module asks first."""
+def shared_fault_runs(shared_temp: Path, names: tuple[str, ...] = RUN_NAMES) -> Path:
+    """The folder holding the runs named (of eager.jsonl, compile.jsonl and clean.jsonl), each made by whichever
+    test asks for it first; a test that needs only the clean run does not wait for the faulty ones."""
     folder = shared_temp / "tcm-fault-runs"
     folder.mkdir(exist_ok=True)
     with FileLock(str(folder) + ".lock"):
-        if not (folder / DONE).exists():
-            for run in planned_runs():
+        for run in planned_runs():
+            done = folder / f"{run.name}.done"
+            if run.name in names and not done.exists():
                 run_matrix(folder, run)
-            (folder / DONE).write_text("")
+                done.write_text("")
     return folder
 
 

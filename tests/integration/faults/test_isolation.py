@@ -41,11 +41,12 @@ def run_in_process_mode(folder: Path) -> dict[str, object]:
 
 
 @pytest.fixture(scope="module", params=["worker", "process"])
-def runs(request, fault_runs, tmp_path_factory):
+def runs(request, tmp_path_factory):
     """(the clean run's eager cells, the mode's faulty run)."""
-    clean = {cell_id: cell for cell_id, cell in cells(fault_runs, "clean").items() if cell.pipeline == "eager"}
+    folder = request.getfixturevalue("fault_runs" if request.param == "worker" else "clean_fault_run")
+    clean = {cell_id: cell for cell_id, cell in cells(folder, "clean").items() if cell.pipeline == "eager"}
     if request.param == "worker":
-        return clean, cells(fault_runs, "eager")
+        return clean, cells(folder, "eager")
     asked = {"native", *STYLES["process"]}
     return ({cell_id: cell for cell_id, cell in clean.items() if cell.style in asked},
             run_in_process_mode(tmp_path_factory.mktemp("process")))
