@@ -77,12 +77,13 @@ ASKED = [fault for fault in FAULTS if TIER == "gpu" or not fault.gpu_only]
 
 @dataclass(frozen=True)
 class FaultRun:
-    """What a run asks: its kernels in order (faults between witnesses), styles, pipelines and cell limit."""
+    """What a run asks: its kernels in order (faults between witnesses), styles, pipelines, cell limit, isolation."""
     name: str
     kernels: list[str]
     styles: list[str]
     pipelines: list[str]
     timeout_s: float
+    isolation: str = "worker"  # the default: the shared runs; test_isolation.py makes a process-isolation one too
 
 
 def planned_runs() -> list[FaultRun]:
@@ -96,13 +97,13 @@ def planned_runs() -> list[FaultRun]:
     ]
 
 
-def run_matrix(folder: Path, run: FaultRun) -> None:
-    """One `python -m harness run` in one worker (worker isolation, the default); it must finish (exit 0)."""
+def run_matrix(folder: Path, run: FaultRun, limit_s: float = 1800) -> None:
+    """One `python -m harness run` in one worker, in the run's isolation; it must finish (exit 0)."""
     output = folder / f"{run.name}.jsonl"
     command = [sys.executable, "-m", "harness", "run", "--kernels-from", str(FAULTS_MODULE), "-k", ",".join(run.kernels),
-               "-s", ",".join(run.styles), "-p", ",".join(run.pipelines), "-n", "1", "--timeout", str(run.timeout_s),
-               "-o", str(output), "--overwrite"]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1800)
+               "-s", ",".join(run.styles), "-p", ",".join(run.pipelines), "-n", "1", "--isolation", run.isolation,
+               "--timeout", str(run.timeout_s), "-o", str(output), "--overwrite"]
+    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=limit_s)
     (folder / f"{run.name}.log").write_text(completed.stdout + completed.stderr)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
 

@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from fault_runs import FAULTS_MODULE, LAUNCHING_STYLES, REPO, TIMEOUT_S, WITNESSES, cells
+from fault_runs import FAULTS_MODULE, LAUNCHING_STYLES, REPO, TIMEOUT_S, WITNESSES, FaultRun, cells, run_matrix
 
-from harness.results import read_results
+from harness.results import CellResult
 
 FAULT_KERNELS = ["fault_segfault", "fault_abort", "fault_hang", "fault_exit", "fault_dirty", "fault_dirty_torch"]
 # Process mode's per-cell limit (what fault_hang waits for) includes its new Python's import of torch: on two cores
@@ -30,14 +30,10 @@ STYLES = {"worker": LAUNCHING_STYLES["eager"], "process": ["raw"]}  # the styles
 TIMEOUT = {"worker": TIMEOUT_S["eager"], "process": PROCESS_TIMEOUT_S}
 
 
-def run_in_process_mode(folder: Path) -> dict[str, object]:
-    output = folder / "faulty.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "--kernels-from", str(FAULTS_MODULE),
-               "-k", ",".join(WITNESSES + FAULT_KERNELS), "-s", ",".join(["native", *STYLES["process"]]), "-p", "eager",
-               "-n", "1", "--isolation", "process", "--timeout", str(PROCESS_TIMEOUT_S), "-o", str(output)]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    return {cell.id: cell for cell in read_results(output).cells}
+def run_in_process_mode(folder: Path) -> dict[str, CellResult]:
+    run_matrix(folder, FaultRun("faulty", WITNESSES + FAULT_KERNELS, ["native", *STYLES["process"]], ["eager"],
+                                PROCESS_TIMEOUT_S, isolation="process"), limit_s=900)
+    return cells(folder, "faulty")
 
 
 @pytest.fixture(scope="module", params=["worker", "process"])
