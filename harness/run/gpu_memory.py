@@ -55,7 +55,20 @@ NO_AUTOMATIC_FULL_COLLECTION = 2**31 - 1  # gc's third threshold: full collectio
 
 
 class _Frozen:
-    modules = 0  # len(sys.modules) at this process's last freeze here
+    """This process's one record of its freezes: len(sys.modules) at the last one (0: never frozen)."""
+
+    modules = 0
+
+
+def freeze_what_is_held() -> None:
+    """Move every object the process holds now out of the collector's sight for good, and record it; a worker does
+    it once before its first cell (torch, the harness, the collected items), collect_cyclic_garbage after imports."""
+    gc.freeze()
+    _Frozen.modules = len(sys.modules)
+
+
+def frozen_yet() -> bool:
+    return _Frozen.modules > 0
 
 
 def collect_cyclic_garbage() -> None:
@@ -64,8 +77,7 @@ def collect_cyclic_garbage() -> None:
     collector is left to start young collections only (Python 3.14's incremental collector ignores that setting)."""
     gc.collect()
     if len(sys.modules) > _Frozen.modules:
-        gc.freeze()
-        _Frozen.modules = len(sys.modules)
+        freeze_what_is_held()
     young, middle, _ = gc.get_threshold()
     gc.set_threshold(young, middle, NO_AUTOMATIC_FULL_COLLECTION)
 

@@ -21,7 +21,6 @@ Outcomes are checked cell by cell against process-per-cell by `python -m harness
 from __future__ import annotations
 
 import faulthandler
-import gc
 import json
 import os
 import re
@@ -41,7 +40,7 @@ from harness.run import global_state
 from harness.run.cell import CellRequest, execute_cell, result_for
 from harness.run.death import death_evidence
 from harness.run.fresh_python import run_fresh_python
-from harness.run.gpu_memory import fill_free_gpu_memory
+from harness.run.gpu_memory import fill_free_gpu_memory, freeze_what_is_held, frozen_yet
 
 CURRENT, STAGE, FAULT_LOG, RETIRED = "current.json", "stage", "fault.log", "retired.json"
 CUDA_ERROR = re.compile(r"CUDA error|AcceleratorError|cudaError|illegal memory access|device-side assert")
@@ -58,7 +57,6 @@ class _Slot:
     retire_reason: str | None = None
     artifacts: ArtifactStore | None = None  # the packages and saved programs this worker built, for its later cells
     cuda_context: threading.Thread | None = None  # making this worker's CUDA context while it collects (GPU tier)
-    frozen: bool = False  # gc.freeze() done before the first cell
 
 
 _slot = _Slot()
@@ -107,9 +105,8 @@ def _freeze_once() -> None:
     """Before the first cell: what the worker holds by then (torch, the harness, the collected items) is moved out
     of the collector's sight for good, so that the collection before each cell (harness.run.gpu_memory) walks only
     what cells made since (its cost: docs/maintainers.md, "Isolation")."""
-    if not _slot.frozen:
-        gc.freeze()
-        _slot.frozen = True
+    if not frozen_yet():
+        freeze_what_is_held()
 
 
 def run_in_worker(request: CellRequest, timeout_s: float) -> CellResult:

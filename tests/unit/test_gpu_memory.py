@@ -114,3 +114,22 @@ def test_what_survives_a_collection_is_frozen_when_modules_were_imported_since()
     no full collection itself (in a new Python: a freeze and a threshold last)."""
     completed = subprocess.run([sys.executable, "-c", FREEZE_CODE], capture_output=True, text=True, timeout=120)
     assert json.loads(completed.stdout.strip().splitlines()[-1]) == [True] * 5, completed.stderr[-2000:]
+
+
+WORKER_FREEZE_CODE = """
+import gc, json
+from harness.run.gpu_memory import collect_cyclic_garbage, freeze_what_is_held, frozen_yet
+
+before = frozen_yet()
+freeze_what_is_held()  # what a worker does before its first cell
+first = gc.get_freeze_count()
+held = [[index] for index in range(1000)]
+collect_cyclic_garbage()  # no module imported since the worker's freeze: nothing more frozen
+print(json.dumps([before is False, frozen_yet(), first > 0, gc.get_freeze_count() == first]))
+"""
+
+
+def test_the_workers_freeze_before_its_first_cell_is_the_one_the_collections_count_from():
+    """One record of the freezes: a collection after the worker's own freeze, with no import since, freezes nothing."""
+    completed = subprocess.run([sys.executable, "-c", WORKER_FREEZE_CODE], capture_output=True, text=True, timeout=120)
+    assert json.loads(completed.stdout.strip().splitlines()[-1]) == [True] * 4, completed.stderr[-2000:]

@@ -8,7 +8,7 @@ import threading
 import time
 from types import SimpleNamespace
 
-from harness.run import worker_mode
+from harness.run import gpu_memory, worker_mode
 from harness.run.cell import CellRequest, result_for
 
 
@@ -30,7 +30,13 @@ def test_the_first_cell_starts_once_the_context_is_made_and_later_cells_do_not_w
     monkeypatch.setattr(worker_mode, "_make_cuda_context", make_context)
     monkeypatch.setattr(worker_mode, "execute_cell", execute_cell)
     frozen = []
-    monkeypatch.setattr(worker_mode.gc, "freeze", lambda: frozen.append(time.monotonic()))  # not this test process's
+
+    def freeze_what_is_held():  # not this test process's heap; recorded as the real one records its freeze
+        frozen.append(time.monotonic())
+        gpu_memory._Frozen.modules = 1
+
+    monkeypatch.setattr(gpu_memory._Frozen, "modules", 0)  # not frozen yet, as a new worker
+    monkeypatch.setattr(worker_mode, "freeze_what_is_held", freeze_what_is_held)
     configured = time.monotonic()
     worker_mode.configure(tmp_path / "gw0", cuda_context_ahead=True)
     assert time.monotonic() - configured < 0.4, "configure does not wait for the context"
