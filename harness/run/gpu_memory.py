@@ -68,6 +68,7 @@ def freeze_what_is_held() -> None:
 
 
 def frozen_yet() -> bool:
+    """Whether this process froze what it held (a worker asks before its first cell)."""
     return _Frozen.modules > 0
 
 
