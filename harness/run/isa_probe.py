@@ -4,21 +4,19 @@ Why: `pick_vec_isa` (which every AOTInductor build and load, and every CPU compi
 ISA with a C++ compile and a child Python; on torch 2.11 that child imports torch. On a fresh H100 the probe was
 most of the zygote's warm-up, and no worker could start before it ended (docs/maintainers.md, "Isolation").
 
-Now the zygote forks a prober (`start_beside`) and goes on; the prober probes every candidate at once and writes what
-each of their builds returned (a build: one candidate, one probe code, one set of flags) to a file. Each candidate's
-`check_build`, in the zygote, is replaced by one that waits for that file and returns the same build's answer, so a
-process forked before the answer came (a worker that starts with eager cells) waits only when it first needs the
-answer, and reaches the same one without building again: torch's own logic around the builds (the CPU's flags, the
-bf16 and fp16 variants it marks on a candidate) runs as in a probe of its own. The zygote reads the answer itself as
-soon as it is there (`settle`), and what it forks after that inherits it, as before. Where the prober answered
-nothing for a build (it died, or the build was not asked), `check_build` builds as torch would.
+Now the zygote forks a prober (`start_beside`) and goes on; the prober probes every candidate at once and writes the
+answers to a file. Each candidate's `check_build`, in the zygote, is replaced by one that waits for that file and
+returns the prober's answer for it, so a process forked before the answer came (a worker that starts with eager
+cells) waits only when it first needs the answer, and gets the same one without probing again; the zygote reads
+the answer itself as soon as it is there (`settle`), and what it forks after that inherits it, as before.
+Where the prober answers nothing for a candidate (it died, or the candidate was not asked), `check_build` probes
+as torch would.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import hashlib
 import importlib
 import json
 import os
@@ -54,8 +52,8 @@ def candidates() -> list[Any]:
             return []
         flags = cpu_vec_isa.x86_isa_checker()
         found = [isa for isa in cpu_vec_isa.supported_vec_isa_list if all(flag in flags for flag in str(isa).split())]
-        # what the deferral replaces and keys its answers by (`_defer`): where a torch lacks either, nothing is asked ahead
-        deferrable = all(callable(getattr(isa, name, None)) for isa in found for name in ("check_build", "build_arch_flags"))
+        # what the deferral replaces and compares (`_defer`): where a torch lacks either, nothing is asked ahead
+        deferrable = all(callable(getattr(isa, "check_build", None)) and hasattr(isa, "_avx_code") for isa in found)
         return found if deferrable else []
     except (ImportError, AttributeError):
         return []
@@ -123,8 +121,8 @@ def start_beside(directory: Path, inherited: list[socket.socket]) -> int | None:
 
 
 def _probe(asked: list[Any], answer: Path, started: float) -> int:
-    """In the prober: the kept outputs seeded into the zygote's Inductor cache, every candidate probed at once with
-    each of its builds recorded, the new outputs kept for the next run, the answers written."""
+    """In the prober: the kept outputs seeded into the zygote's Inductor cache, every candidate probed at once, the
+    new outputs kept for the next run, the answers written."""
     import torch
     from torch._inductor.runtime.cache_dir_utils import cache_dir
 
@@ -132,55 +130,37 @@ def _probe(asked: list[Any], answer: Path, started: float) -> int:
     inductor_cache = Path(cache_dir())  # TORCHINDUCTOR_CACHE_DIR: the controller's, in the run's folder
     seed_isa_probes(kept, inductor_cache)
     before = probe_outputs(inductor_cache)
-    builds: dict[str, bool] = {}
-    for candidate in asked:
-        _record(candidate, builds)
     with concurrent.futures.ThreadPoolExecutor(len(asked), thread_name_prefix="isa-probe") as pool:
         valid = dict(zip((str(isa) for isa in asked), pool.map(bool, asked), strict=True))
     keep_isa_probes(inductor_cache, kept, before)
-    write_text_atomic(answer, json.dumps({"builds": builds, "valid": valid, "started_at": round(started, 3),
+    write_text_atomic(answer, json.dumps({"valid": valid, "started_at": round(started, 3),
                                           "answered_at": round(time.time(), 3)}))
     return 0
 
 
-def _build_key(candidate: Any, code: str) -> str:
-    """One build of the probe: the candidate, the code and the flags it builds with. A candidate may build more than
-    one code (torch's AVX512 and AMX candidates try bf16 and fp16 variants, with flags changed for the while)."""
-    return json.dumps([str(candidate), hashlib.sha256(code.encode()).hexdigest(), candidate.build_arch_flags()])
-
-
-def _record(candidate: Any, builds: dict[str, bool]) -> None:
-    """In the prober: each build the candidate makes is recorded with what it returned."""
-    build = candidate.check_build
-
-    def check_build(code: str) -> bool:
-        key = _build_key(candidate, code)
-        builds[key] = built = bool(build(code))
-        return built
-
-    candidate.check_build = check_build
-
-
 def _defer(candidate: Any, answer: Path) -> None:
-    """Replace the candidate's `check_build` (on the instance) by one that returns what the same build returned in
-    the prober. Torch's own checks around it (CPU flags, AMX's start) still run here, and torch caches the outcome
-    on the candidate (`VecISA.__bool__`), as after a probe of its own."""
+    """Replace the candidate's `check_build` (on the instance) by one that returns the prober's answer for the probe's
+    own code; torch caches what `check_build` returned on the candidate (`VecISA.__bool__`)."""
+    probe_code = candidate._avx_code
     build = candidate.check_build
 
     def check_build(code: str) -> bool:
-        built = read_builds(answer, wait_s=WAIT_LIMIT_S).get(_build_key(candidate, code))
-        return built if built is not None else build(code)
+        if code == probe_code:
+            valid = read_answer(answer, wait_s=WAIT_LIMIT_S).get(str(candidate))
+            if valid is not None:
+                return bool(valid)
+        return build(code)
 
     candidate.check_build = check_build
 
 
-def read_builds(answer: Path, wait_s: float = 0.0) -> dict[str, bool]:
-    """What each of the prober's builds returned, waiting up to `wait_s` for them; empty when none came (`give_up`)."""
+def read_answer(answer: Path, wait_s: float = 0.0) -> dict[str, bool]:
+    """The prober's answers by candidate, waiting up to `wait_s` for them; empty when none came (`give_up`)."""
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            return {key: bool(built) for key, built in json.loads(answer.read_text())["builds"].items()}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return dict(json.loads(answer.read_text())["valid"])
+        except (OSError, ValueError, KeyError, TypeError):
             if time.monotonic() >= deadline:
                 return {}
             time.sleep(POLL_S)
@@ -202,7 +182,7 @@ def give_up(directory: Path) -> None:
     """The prober ended without an answer: say so in the file, so that no process waits for one; each then probes
     as torch would."""
     if not answered(directory):
-        write_text_atomic(directory / ANSWER_FILE, json.dumps({"builds": {}, "answered_at": round(time.time(), 3)}))
+        write_text_atomic(directory / ANSWER_FILE, json.dumps({"valid": {}, "answered_at": round(time.time(), 3)}))
 
 
 def probe_times(directory: Path) -> dict[str, float] | None:
