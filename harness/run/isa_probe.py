@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import importlib
 import json
 import os
 import socket
@@ -30,11 +29,6 @@ from typing import Any
 from harness.atomic import write_text_atomic
 from harness.run.caches import isa_probes_folder, keep_isa_probes, probe_outputs, seed_isa_probes
 
-# What torch's `check_build` imports as it probes (`torch.utils.cpp_extension` imports setuptools, which adds its
-# vendored folder to sys.path): the zygote imports them itself, so that a child forked before the answer came changes
-# no module state when it reads the answer in a cell (a worker retires on a changed sys.path).
-PROBE_IMPORTS = ("torch.utils.cpp_extension", "torch._inductor.cpp_builder", "torch._inductor.codecache",
-                 "torch.utils._filelock")
 ANSWER_FILE = "isa-probe.json"  # in the zygote's folder: {candidate: valid}, and when the probe started and ended
 WAIT_LIMIT_S = 600.0  # past it, a process that waits for the answer probes itself
 POLL_S = 0.05
@@ -113,8 +107,6 @@ def start_beside(directory: Path, inherited: list[socket.socket]) -> int | None:
             traceback.print_exc()
         finally:
             os._exit(code)
-    for name in PROBE_IMPORTS:
-        importlib.import_module(name)
     for candidate in asked:
         _defer(candidate, answer)
     return pid
