@@ -35,6 +35,7 @@ the zygote is multi-threaded when it forks: after `import torch` it has one nati
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import fcntl
 import json
@@ -54,7 +55,7 @@ from typing import Any
 
 from harness.atomic import write_text_atomic
 from harness.process_exit import exit_without_final_collection
-from harness.run import isa_probe
+from harness.run.caches import isa_probes_folder, keep_isa_probes, probe_outputs, seed_isa_probes
 from harness.run.environment import enter_tier
 from harness.run.warm_imports import warm_imports
 from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
@@ -64,7 +65,6 @@ WARMUP_FILE = "warmup.json"  # how long the warm-up took and when it ended, for 
 LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE = "TCM_LOADER_DIR", "TCM_LOADER_OWNER"  # set by the plugin in a zygote run
 START_TIMEOUT_S = 60.0  # from starting the zygote to its socket being there (it binds before importing torch)
 LOADER_REQUEST = b"L"  # a request's first byte; a worker's is WORKER_REQUEST and carries its stdin, stdout and stderr
-PROBER_GRACE_S = 120.0  # how long a leaving zygote waits for its ISA prober before it ends it
 REPLY_GRACE_S = 600.0  # past the loader's own limit (the warm-up counts in the first); the cell's limit comes first
 LOG_TAIL_CHARS = 300
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
@@ -211,10 +211,9 @@ def run_loader(directory: Path, owner_pid: int, tier: str, module: str, argv: li
 
 # ---- the zygote ----
 
-def _warm(tier: str, directory: Path, inherited: list[socket.socket]) -> int | None:
+def _warm(tier: str) -> None:
     """What every fresh loader and worker would do first, done once: import torch, Inductor and the harness's
-    pipelines, leaving CUDA untouched; Inductor's CPU ISA probe is started beside them, in a child of its own
-    (harness.run.isa_probe), whose pid this returns (None: it ran here).
+    pipelines, and run Inductor's CPU ISA probe, leaving CUDA untouched.
 
     The probe imports torch.utils.cpp_extension, which asks `torch.cuda.is_available()`; asked the usual way that
     initialises the CUDA driver, and no child forked afterwards could use CUDA ("Cannot re-initialize CUDA in
@@ -222,25 +221,28 @@ def _warm(tier: str, directory: Path, inherited: list[socket.socket]) -> int | N
     driver), and `_fork_is_clean` proves it before any loader is forked. Under that check, importing Inductor's
     compiler does not start CUDA either; each worker would otherwise import it before its first cell (measured:
     docs/maintainers.md, "Isolation").
+    The ISA candidates are probed at once while the imports run (`_probe_vec_isas`), from outputs kept by the runs
+    before (harness.run.caches.isa_probes_folder): on a machine that ran before, the probe compiles nothing, it only
+    loads them (docs/maintainers.md, "Isolation").
     """
     enter_tier(tier)
-    with _nvml_check():
-        import torch._inductor.package  # noqa: F401  (what aoti_load_package imports)
-
-        prober = isa_probe.start_beside(directory, inherited)
-        import harness.domain.pipelines  # noqa: F401  # deferred: imports torch, under the NVML check
-        from harness.domain.pipelines import aoti_loader, export_loader  # noqa: F401  # deferred: the loaders' modules, under the NVML check
-        warm_imports()
-    return prober
-
-
-@contextlib.contextmanager
-def _nvml_check() -> Iterator[None]:
-    """`torch.cuda.is_available()` asked of NVML inside, not of the driver (see `_warm`)."""
     saved = os.environ.get(NVML_CHECK)
     os.environ[NVML_CHECK] = "1"
     try:
-        yield
+        import torch._inductor.package  # noqa: F401  (what aoti_load_package imports)
+        from torch._inductor.cpu_vec_isa import pick_vec_isa
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+        kept = isa_probes_folder(torch.__version__)
+        inductor_cache = Path(cache_dir())  # TORCHINDUCTOR_CACHE_DIR: the controller's, in the run's folder
+        seed_isa_probes(kept, inductor_cache)
+        before = probe_outputs(inductor_cache)
+        with _probe_vec_isas():
+            import harness.domain.pipelines  # noqa: F401  # deferred: imports torch, under the NVML check
+            from harness.domain.pipelines import aoti_loader, export_loader  # noqa: F401  # deferred: the loaders' modules, under the NVML check
+            warm_imports()
+        pick_vec_isa()  # functools-cached per process: every forked loader inherits the answer
+        keep_isa_probes(inductor_cache, kept, before)
     finally:
         if saved is None:
             os.environ.pop(NVML_CHECK, None)
@@ -248,42 +250,49 @@ def _nvml_check() -> Iterator[None]:
             os.environ[NVML_CHECK] = saved
 
 
-class _Prober:
-    """The ISA prober forked by the warm-up, as the zygote's loop sees it: settled once its answer is in torch's
-    caches here (what the zygote forks from then on inherits it), ended once reaped."""
+def warm_cpu_isa() -> None:
+    """Inductor's CPU ISA probe, its candidates compiled at once: what a process about to build with
+    AOTInductor pays first (`harness perf` asks it before timing a first call). Cached per process."""
+    from torch._inductor.cpu_vec_isa import pick_vec_isa
 
-    def __init__(self, pid: int | None, directory: Path) -> None:
-        self.pid, self.directory = pid, directory
-        self.settled = pid is None  # no prober: the probe ran in the warm-up itself
+    with _probe_vec_isas():
+        pass
+    pick_vec_isa()
 
-    def settle_when_answered(self) -> None:
-        if not self.settled and isa_probe.answered(self.directory):
-            with _nvml_check():  # a candidate the prober did not answer is probed here, as torch would
-                isa_probe.settle()
-            self.settled = True
-            times = isa_probe.probe_times(self.directory) or {}
-            if "started_at" in times and "answered_at" in times:
-                print(f"CPU ISA probe answered in {times['answered_at'] - times['started_at']:.1f} s", flush=True)
 
-    def ended(self, pid: int) -> bool:
-        """Whether the child reaped was the prober; one that left no answer leaves each process to probe itself."""
-        if pid != self.pid:
-            return False
-        self.pid = None
-        isa_probe.give_up(self.directory)
-        return True
+@contextlib.contextmanager
+def _probe_vec_isas() -> Iterator[None]:
+    """Inductor's ISA probe, each candidate in a thread of its own, while the body runs; joined at the end.
 
-    def finish(self, timeout_s: float = PROBER_GRACE_S) -> None:
-        """As the zygote leaves: let the prober finish (what it keeps spares the next run its compiles), then end it
-        and what it started."""
-        if self.pid is None:
-            return
-        _reap(self.pid, timeout_s)
-        with contextlib.suppress(OSError):
-            os.killpg(self.pid, signal.SIGKILL)  # the prober leads a process group of its own
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
-        self.pid = None
+    `pick_vec_isa` tries the CPU's candidate ISAs one after another, each a C++ compile and a child Python
+    (torch <= 2.11: one that imports torch); asked at once they take a third of that time with the same answer
+    (docs/maintainers.md, "Isolation"); each answer is cached on its candidate, so `pick_vec_isa` only reads them.
+    The candidates are those `valid_vec_isa_list` would try on this CPU; where that cannot be told (another
+    architecture, another torch), nothing is asked ahead and `pick_vec_isa` probes as it always did.
+    """
+    candidates = _vec_isa_candidates()
+    if not candidates:
+        yield
+        return
+    with concurrent.futures.ThreadPoolExecutor(len(candidates), thread_name_prefix="isa-probe") as pool:
+        for candidate in candidates:
+            pool.submit(bool, candidate)
+        yield
+    # leaving the pool joined its threads: none is left when the zygote forks
+
+
+def _vec_isa_candidates() -> list[Any]:
+    import platform
+
+    try:
+        from torch._inductor import cpu_vec_isa
+
+        if sys.platform != "linux" or platform.machine() != "x86_64":
+            return []
+        flags = cpu_vec_isa.x86_isa_checker()
+        return [isa for isa in cpu_vec_isa.supported_vec_isa_list if all(flag in flags for flag in str(isa).split())]
+    except (ImportError, AttributeError):
+        return []
 
 
 def _record_warmup(directory: Path, started: float, ready: float) -> None:
@@ -581,32 +590,27 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
     listener.listen(256)
     os.replace(temporary, directory / SOCKET)  # clients connect now; they are answered after the warm-up
     started = time.time()
-    prober = _Prober(_warm(tier, directory, [listener]), directory)
+    _warm(tier)
+    # Only the GPU tier needs CUDA in a forked child: on the CPU tier a CUDA build of torch without a GPU may mark
+    # the fork bad, and refusing to fork there would stop every run (docs/maintainers.md, "Isolation").
+    if tier == "gpu" and not _fork_is_clean():
+        print("the warm-up started CUDA: a forked child could not use it; nothing is forked", flush=True)
+        return
+    _record_warmup(directory, started, time.time())
+    print(f"zygote {os.getpid()} ready: torch and Inductor imported, CPU ISA probed", flush=True)
+    ready = _ReadyLoaders(ready_count(tier), tier)
     try:
-        # Only the GPU tier needs CUDA in a forked child: on the CPU tier a CUDA build of torch without a GPU may mark
-        # the fork bad, and refusing to fork there would stop every run (docs/maintainers.md, "Isolation").
-        if tier == "gpu" and not _fork_is_clean():
-            print("the warm-up started CUDA: a forked child could not use it; nothing is forked", flush=True)
-            return
-        _record_warmup(directory, started, time.time())
-        print(f"zygote {os.getpid()} ready: torch and Inductor imported, CPU ISA probe beside", flush=True)
-        ready = _ReadyLoaders(ready_count(tier), tier)
-        try:
-            _serve_requests(listener, owner_pid, ready, prober)
-        finally:
-            ready.close()  # on SIGTERM too (main turns it into SystemExit): no loader forked ahead outlives the zygote
+        _serve_requests(listener, owner_pid, ready)
     finally:
-        prober.finish()
+        ready.close()  # on SIGTERM too (main turns it into SystemExit): no loader forked ahead outlives the zygote
     listener.close()
 
 
-def _serve_requests(listener: socket.socket, owner_pid: int, ready: _ReadyLoaders, prober: _Prober) -> None:
-    """Answer requests until the owner is gone and every child running a request has ended; read the ISA probe's
-    answer as soon as it is there."""
+def _serve_requests(listener: socket.socket, owner_pid: int, ready: _ReadyLoaders) -> None:
+    """Answer requests until the owner is gone and every child running a request has ended."""
     running: dict[int, _Running] = {}  # child pid -> its client, its deadline, whether it is a worker
     killed: set[int] = set()
     while _alive(owner_pid) or running:
-        prober.settle_when_answered()
         workers = {entry.client: pid for pid, entry in running.items() if entry.worker}
         unheard = ready.unheard()
         readable, _, _ = select.select([listener, *workers, *unheard], [], [], 0.2)
@@ -650,7 +654,7 @@ def _serve_requests(listener: socket.socket, owner_pid: int, ready: _ReadyLoader
                 _send(entry.client, {"returncode": os.waitstatus_to_exitcode(status), "timed_out": pid in killed,
                                      "pid": pid, "ready": entry.forked_ahead, "reaped_at": time.time()})
                 killed.discard(pid)
-            elif not prober.ended(pid):
+            else:
                 ready.ended(pid, status)
 
 

@@ -215,38 +215,13 @@ def test_a_test_run_that_runs_no_matrix_cell_is_pointed_at_no_zygote():
 
 
 WARM_UP_CHECK = """
-import json, os, sys, tempfile, threading, time
-from pathlib import Path
-from harness.run import isa_probe, loader_zygote
-from torch._inductor import cpu_vec_isa
-
-probed = []  # candidates this process or a child forked from it probed itself
-for kind in {type(isa) for isa in cpu_vec_isa.supported_vec_isa_list}:
-    def counting(self, code, build=kind.check_build):
-        probed.append(str(self))
-        return build(self, code)
-    kind.check_build = counting
-probe = isa_probe._probe
-def slow_probe(*args):  # the prober answers after the child below is forked, as a worker forked early would be
-    time.sleep(3)
-    return probe(*args)
-isa_probe._probe = slow_probe
-directory = Path(tempfile.mkdtemp())
-prober = loader_zygote._warm(sys.argv[1], directory, [])
-threads = threading.active_count()
-read, write = os.pipe()
-early = os.fork()
-if early == 0:
-    os.write(write, json.dumps({"answered_at_fork": isa_probe.answered(directory),
-                                "picked": str(cpu_vec_isa.pick_vec_isa()), "probed": probed}).encode())
-    os._exit(0)
-os.waitpid(early, 0)
-child = json.loads(os.read(read, 1 << 16))
-os.waitpid(prober, 0)
-isa_probe.settle()
-print(json.dumps({"picked": str(cpu_vec_isa.pick_vec_isa()), "valid": [str(isa) for isa in cpu_vec_isa.valid_vec_isa_list()],
-                  "asked_ahead": [str(isa) for isa in isa_probe.candidates()], "child": child, "probed": probed,
-                  "threads": threads,
+import json, sys, threading
+from harness.run import loader_zygote
+loader_zygote._warm(sys.argv[1])
+from torch._inductor.cpu_vec_isa import pick_vec_isa, valid_vec_isa_list
+print(json.dumps({"picked": str(pick_vec_isa()), "valid": [str(isa) for isa in valid_vec_isa_list()],
+                  "asked_ahead": [str(isa) for isa in loader_zygote._vec_isa_candidates()],
+                  "threads": threading.active_count(),
                   "imported": [name for name in ("torch._inductor.compile_fx", "harness.domain.pipelines")
                                if name in sys.modules],
                   "kernel_modules": [name for name in sys.modules if name == "kernels" or name.startswith("kernels.")]}))
@@ -256,10 +231,9 @@ ALONE = "from torch._inductor.cpu_vec_isa import pick_vec_isa; print(pick_vec_is
 
 @pytest.mark.slow
 def test_the_warm_up_picks_inductors_own_isa_imports_inductor_and_no_kernel_and_leaves_no_thread(tmp_path):
-    """The ISA candidates are probed at once in a prober beside the zygote, in an empty Inductor cache: the answer
-    must be the one a plain Python gets probing one after another, in the zygote and in a child forked before the
-    prober answered (as a worker is), neither of which may probe anything itself; every ISA Inductor finds valid must
-    have been asked ahead, and no thread may be running in the zygote when it forks."""
+    """The ISA candidates are probed in threads, each in an empty Inductor cache: the answer must be the one a
+    plain Python gets probing one after another, every ISA Inductor finds valid must have been asked ahead, and
+    no probing thread may be left when the zygote forks."""
     answers = []
     for code, args in ((WARM_UP_CHECK, [TIER]), (ALONE, [])):
         env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / f"inductor-{len(answers)}")}
@@ -269,8 +243,6 @@ def test_the_warm_up_picks_inductors_own_isa_imports_inductor_and_no_kernel_and_
         answers.append(completed.stdout.strip().splitlines()[-1])
     warmed = json.loads(answers[0])
     assert warmed["picked"] == answers[1]
-    assert warmed["child"] == {"answered_at_fork": False, "picked": answers[1], "probed": []}
-    assert warmed["probed"] == []
     assert set(warmed["valid"]) <= set(warmed["asked_ahead"])
     assert warmed["threads"] == 1
     assert warmed["imported"] == ["torch._inductor.compile_fx", "harness.domain.pipelines"]
