@@ -42,8 +42,8 @@ def _own_temporary_folder(tmp_path: Path) -> dict[str, str]:
 def _left_behind(folder: Path) -> list[str]:
     """What a run left under `folder` (the links not followed) that it made for itself or for one cell: the
     extraction of a package (`aotinductor_*`) or a run's own folder (`tcm-*`, but the kept caches). Not counted:
-    the caches torch and pytest keep and bound themselves (Inductor's precompiled headers, pytest's last three
-    temporary folders)."""
+    the caches torch and pytest keep for themselves (Inductor's precompiled headers, which torch never
+    removes: docs/maintainers.md, "The harness's own tests"; pytest's last three temporary folders)."""
     return sorted(os.path.relpath(os.path.join(parent, name), folder)
                   for parent, folders, files in os.walk(folder) for name in folders + files
                   if name.startswith("aotinductor_")
