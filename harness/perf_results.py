@@ -7,13 +7,12 @@ A perf cell is one (kernel, style, mode, size). It is a plain record like a matr
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.atomic import write_text_atomic
-from harness.jsonl import json_objects
+from harness.jsonl import json_line, json_objects
 from harness.records import HeaderedFile, PlainRecord
 
 PERF_SCHEMA = "perf-1"
@@ -163,5 +162,4 @@ def join_perf_files(paths: list[str | Path]) -> PerfFile:
 def write_perf_file(perf: PerfFile, path: str | Path) -> Path:
     """The JSON Lines `harness perf` writes: the header, then one line per record."""
     path = Path(path)
-    lines = [json.dumps(perf.header, sort_keys=True)] + [json.dumps(r.to_record(), sort_keys=True) for r in perf.records]
-    return write_text_atomic(path, "\n".join(lines) + "\n")
+    return write_text_atomic(path, json_line(perf.header) + "".join(json_line(r.to_record()) for r in perf.records))

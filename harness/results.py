@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.jsonl import json_objects
+from harness.jsonl import json_line, json_objects
 from harness.records import HeaderedFile, PlainRecord
 from harness.version import __version__
 from harness.vocab import OUTCOMES, PIPELINES, STAGES, STYLES, cell_id
@@ -81,7 +81,7 @@ class ResultsWriter:
             self._write(header)
 
     def _write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, sort_keys=True) + "\n")
+        self._file.write(json_line(record))
         self._file.flush()
         os.fsync(self._file.fileno())
 

@@ -12,12 +12,12 @@ harness version, must match, or the merged chart would mix two environments.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.atomic import write_text_atomic
+from harness.jsonl import json_line
 from harness.report.markdown.aggregate import cell_order, final_cells
 from harness.results import CellResult, ResultsFile, read_results
 
@@ -98,7 +98,7 @@ def _sources(name: str, results: ResultsFile) -> list[dict[str, Any]]:
 def results_text(results: ResultsFile) -> str:
     """The JSON Lines a ResultsWriter would have written for these records."""
     records = [results.header] + [cell.to_record() for cell in results.cells]
-    return "".join(json.dumps(record, sort_keys=True) + "\n" for record in records)
+    return "".join(json_line(record) for record in records)
 
 
 def merge_files(inputs: Sequence[str | Path], output: str | Path, without_tracebacks: bool = False,
