@@ -132,7 +132,7 @@ def test_longest_groups_first_orders_groups_by_weight_and_keeps_each_group_whole
 
 def test_a_cell_that_retired_its_worker_also_weighs_its_replacements_start(tmp_path):
     lines = CPU_FIXTURE.read_text().splitlines()
-    retired = next(index for index, line in enumerate(lines) if '"record": "cell"' in line)
+    retired = next(index for index, line in enumerate(lines) if json.loads(line).get("record") == "cell")
     record = json.loads(lines[retired])
     record["detail"]["worker_retired"] = "CUDA error in " + record["id"]
     lines[retired] = json.dumps(record)

@@ -69,11 +69,19 @@ def alive(pid: int) -> bool:
 
 
 def cells_in(path: Path) -> int:
-    """Finished cell lines in a results file being written (no parsing: it may be torn right now)."""
+    """Finished cell lines in a results file being written (its last line may be torn right now: it does not parse)."""
     try:
-        return path.read_text().count('"record": "cell"')
+        lines = path.read_bytes().splitlines()
     except OSError:
         return 0
+    count = 0
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        count += isinstance(record, dict) and record.get("record") == "cell"
+    return count
 
 
 def _sigint_as_from_a_terminal() -> None:
