@@ -13,6 +13,7 @@ import shutil
 import tempfile
 
 import pytest
+from harness_commands import forked_cpu_seconds
 from suite_rules import LONGEST_FIRST, slow_marker_problem, start_order
 
 from harness.run.caches import CACHE_VARIABLES, KEPT_CACHES_VARIABLE
@@ -57,10 +58,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def cpu_seconds() -> float:
-    """CPU time of this process and of the children it waited for: what a test costs, whatever else the machine
-    runs (a wall clock on two shared cores would call a quick test slow)."""
+    """CPU time of this process, of the children it waited for and of the harness commands it had forked
+    (tests/harness_commands.py): what a test costs, whatever else the machine runs (a wall clock on two shared
+    cores would call a quick test slow)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + forked_cpu_seconds()
 
 
 @pytest.hookimpl(hookwrapper=True)

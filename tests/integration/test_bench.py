@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 from zygote_helpers import table_rows
 
 from harness.bench import BenchRun, differences, render_bench
@@ -96,7 +96,7 @@ def test_the_table_says_when_runs_started_the_longest_groups_first():
 
 
 def harness(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True, timeout=300)
+    return harness_command(args, timeout=300)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -2,11 +2,10 @@
 site can matter, recorded under their own ids (`kernel/style@site/pipeline`) with their site, and reported in a
 table of their own, never in the chart."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.report.markdown.render import render_report
 from harness.results import read_results
@@ -20,9 +19,9 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     output = tmp_path_factory.mktemp("call-sites") / "results.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from", str(PLUGIN), "-k", "torch_add",
+    command = ["run", "--tier", "cpu", "--kernels-from", str(PLUGIN), "-k", "torch_add",
                "-s", STYLES, "-p", "eager,compile_fullgraph", "-n", "1", "-o", str(output)]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
+    completed = harness_command(command, timeout=900)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     return read_results(output)
 

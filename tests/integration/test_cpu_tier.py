@@ -5,11 +5,10 @@ every asked cell recorded with evidence, the tier declared, GPU-only pipelines s
 with a reason, and the pure-PyTorch control healthy wherever it runs.
 """
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.results import read_results
 from harness.vocab import STYLES
@@ -24,10 +23,10 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     output = tmp_path_factory.mktemp("cpu") / "results.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "-k", "sin", "-n", "1", "-o", str(output)]
+    command = ["run", "--tier", "cpu", "-k", "sin", "-n", "1", "-o", str(output)]
     for pipeline in PIPELINES:
         command += ["-p", pipeline]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1200)
+    completed = harness_command(command, timeout=1200)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     return completed, read_results(output), output
 

@@ -5,11 +5,10 @@ matrix/expected/<torch>-<triton>-cpu.json fails this test, in either direction: 
 baseline (`python -m harness baseline RESULTS`).
 """
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.domain.registry import load_specs
 from harness.report.compare.baseline import load_baseline
@@ -26,8 +25,8 @@ pytestmark = [pytest.mark.slow,
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     output = tmp_path_factory.mktemp("default") / "results.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "-o", str(output)]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=2400)
+    command = ["run", "--tier", "cpu", "-o", str(output)]
+    completed = harness_command(command, timeout=2400)
     return completed, output
 
 

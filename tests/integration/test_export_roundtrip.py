@@ -4,11 +4,10 @@ One CPU-tier run through the command line: the built-in `add` and a plug-in load
 pure-PyTorch control and as a torch.library.custom_op, each loaded with and without the kernel's module.
 """
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.results import read_results
 
@@ -20,10 +19,10 @@ pytestmark = pytest.mark.slow  # one run of 8 cells: about 10 s on two shared co
 @pytest.fixture(scope="module")
 def cells(tmp_path_factory):
     output = tmp_path_factory.mktemp("roundtrip") / "results.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from", str(PLUGIN),
+    command = ["run", "--tier", "cpu", "--kernels-from", str(PLUGIN),
                "-k", "add,plugin_add", "-s", "native,custom_op", "-p", "export_roundtrip,export_roundtrip_bare",
                "-o", str(output)]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    completed = harness_command(command, timeout=600)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     return {cell.id: cell for cell in read_results(output).cells}
 

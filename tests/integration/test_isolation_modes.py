@@ -17,6 +17,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.plugin.xdist_hooks import cell_id_of
 from harness.results import read_results
@@ -182,10 +183,10 @@ def test_groups_go_out_in_collection_order_not_largest_first(tmp_path):
 @pytest.mark.slow
 def test_a_cuda_error_retires_the_worker_after_its_cell_is_recorded(tmp_path):
     output = tmp_path / "results.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from", str(WORKER_KERNELS),
+    command = ["run", "--tier", "cpu", "--kernels-from", str(WORKER_KERNELS),
                "-k", "fault_cuda_text,after_cuda", "-s", "native,raw,custom_op", "-p", "eager", "-n", "1",
                "--isolation", "worker", "-o", str(output)]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    completed = harness_command(command, timeout=600)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     cells = {cell.id: cell for cell in read_results(output).cells}
     assert len(cells) == 6  # each cell once: the retirement is not a result
@@ -230,9 +231,9 @@ def test_a_control_the_selection_left_out_runs_forked_from_the_zygote_and_judges
     """`-s raw` leaves the control out: the worker cannot run it after raw's failure, so it runs in a child of the
     run's zygote, as a new worker would (a new Python here cost about 6 CPU seconds a control), and still judges."""
     output = tmp_path / "results.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from", str(BROKEN_CONTROL_KERNELS),
+    command = ["run", "--tier", "cpu", "--kernels-from", str(BROKEN_CONTROL_KERNELS),
                "-s", "raw", "-p", "export_nonstrict", "-n", "1", "--isolation", "worker", "-o", str(output)]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    completed = harness_command(command, timeout=600)
     (judged,) = read_results(output).cells
     assert judged.id == "broken_control/raw/export_nonstrict", completed.stdout[-3000:] + completed.stderr[-3000:]
     assert judged.outcome == "env" and judged.control["outcome"] == "fail", judged

@@ -4,10 +4,10 @@ plug-in that leaves state behind in its worker is caught (exit 1, the cell named
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.order_check import order_differences, sample_kernels
 from harness.run.environment import resolve_tier
@@ -17,9 +17,9 @@ ORDER_SENSITIVE = REPO / "tests" / "integration" / "plugins" / "order_sensitive_
 
 
 def _order_check(tmp_path: Path, *selection: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "harness", "order-check", *selection, "--tier", resolve_tier("auto"),
+    command = ["order-check", *selection, "--tier", resolve_tier("auto"),
                "--out-dir", str(tmp_path)]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
+    return harness_command(command, timeout=900)
 
 
 @pytest.mark.slow

@@ -5,11 +5,10 @@ passed eager, custom_op failed it. Interpreter times mean nothing; what must hol
 """
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.perf_results import read_perf_results
 from harness.results import CellResult, ResultsWriter, header_record
@@ -31,10 +30,10 @@ def perf(tmp_path_factory):
                                      error="planted by the test" if outcome == "fail" else None))
     writer.close()
     output = folder / "perf.jsonl"
-    command = [sys.executable, "-m", "harness", "perf", "--tier", "cpu", "--results", str(matrix), "-k", "add",
+    command = ["perf", "--tier", "cpu", "--results", str(matrix), "-k", "add",
                "-s", "native,raw,custom_op", "-m", "eager", "--sizes", "64,256", "--min-samples", "6",
                "--max-samples", "8", "--max-seconds", "0.5", "--warmup", "1", "-o", str(output)]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    completed = harness_command(command, timeout=300)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     return read_perf_results(output), completed
 

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness_commands import harness_command
+
 from harness.domain.operator_overrides import overrides
 from harness.domain.registry import load_specs
 
@@ -13,9 +15,9 @@ REPO = PLUGINS.parents[2]
 
 
 def test_a_plugin_overriding_aten_at_import_is_refused_with_one_line():
-    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from",
+    command = ["run", "--tier", "cpu", "--kernels-from",
                str(PLUGINS / "aten_override_kernels.py"), "-p", "eager", "-o", "/dev/null/never.jsonl"]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    completed = harness_command(command, timeout=300)
     assert completed.returncode == 2, completed.stdout + completed.stderr
     lines = [line for line in completed.stderr.splitlines() if line.startswith("error:")]  # torch warns of the override too
     assert len(lines) == 1 and "aten_override_kernels.py: registers kernels over existing operators" in lines[0]

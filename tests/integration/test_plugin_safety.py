@@ -7,11 +7,10 @@ outcome, stage and error type cell by cell (docs/writing-kernel-specs.md, "What 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.results import read_results
 from harness.run.environment import resolve_tier
@@ -30,10 +29,10 @@ STYLES_BY_ISOLATION = {"worker": [], "process": ["-s", "native,raw"]}  # worker:
 
 def verdicts(tmp_path: Path, plugin: str, kernel: str, isolation: str) -> dict[tuple[str, str], tuple]:
     output = tmp_path / f"{kernel}-{isolation}.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "--kernels-from", str(PLUGINS / plugin), "-k", f"add,{kernel}",
+    command = ["run", "--kernels-from", str(PLUGINS / plugin), "-k", f"add,{kernel}",
                "-p", PIPELINES_BY_ISOLATION[isolation], *STYLES_BY_ISOLATION[isolation], "-n", "2", "--isolation", isolation,
                "-o", str(output)]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1200)
+    completed = harness_command(command, timeout=1200)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     by_kernel: dict[str, dict] = {"add": {}, kernel: {}}
     for cell in read_results(output).cells:

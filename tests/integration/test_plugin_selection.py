@@ -2,11 +2,10 @@
 catalogue kernels back (CPU tier, through the real CLI). Measured on the H100 before this: nine Liger kernels came
 with the whole catalogue, 6,908 cells instead of 1,413."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.domain.registry import load_specs
 from harness.results import read_results
@@ -18,9 +17,9 @@ pytestmark = pytest.mark.slow
 
 def run(tmp_path, *extra):
     output = tmp_path / "results.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from", str(PLUGIN), "-s", "native",
+    command = ["run", "--tier", "cpu", "--kernels-from", str(PLUGIN), "-s", "native",
                "-p", "eager", "-n", "1", "-o", str(output), "--baseline-dir", "none", *extra]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
+    completed = harness_command(command, timeout=900)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     results = read_results(output)
     return completed.stdout, [cell.kernel for cell in results.cells], results

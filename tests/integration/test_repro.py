@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from harness_commands import harness_command
 
 from harness.domain.registry import load_specs
 from harness.domain.repro import write_repro
@@ -338,15 +339,13 @@ def test_eager_inputs_writes_the_recorded_failing_example_in(ran):
     ("add/raw", "a cell id is kernel/style/pipeline"),
 ])
 def test_what_repro_cannot_write_is_one_line_and_exit_2(cell_id, message):
-    completed = subprocess.run([sys.executable, "-m", "harness", "repro", cell_id, "--tier", "cpu"], cwd=REPO,
-                               capture_output=True, text=True, timeout=300)
+    completed = harness_command(["repro", cell_id, "--tier", "cpu"], timeout=300)
     assert completed.returncode == 2
     assert completed.stderr.count("\n") == 1 and message in completed.stderr
 
 
 def test_the_command_writes_a_call_site_cell(tmp_path):
     script = tmp_path / "repro.py"
-    completed = subprocess.run([sys.executable, "-m", "harness", "repro", "add/raw@module_forward/aoti", "--tier", "cpu",
-                                "-o", str(script)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    completed = harness_command(["repro", "add/raw@module_forward/aoti", "--tier", "cpu", "-o", str(script)], timeout=300)
     assert completed.returncode == 0, completed.stderr
     assert "'raw@module_forward', 'aoti'" in script.read_text()

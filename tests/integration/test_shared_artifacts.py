@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.run.caches import caches_root
 
@@ -20,9 +19,9 @@ ROUND_TRIPS = "export_roundtrip,export_roundtrip_bare"
 def _run(tmp_path: Path, name: str, pipelines: str, *extra: str,
          environment: dict[str, str] | None = None) -> dict[str, dict]:
     output = tmp_path / f"{name}.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "-k", "add", "-s", "custom_op", "-p", pipelines, "--tier", "cpu",
+    command = ["run", "-k", "add", "-s", "custom_op", "-p", pipelines, "--tier", "cpu",
                "-n", "1", "--baseline-dir", "none", "-o", str(output), *extra]
-    run = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900, env=environment)
+    run = harness_command(command, timeout=900, env=environment)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     records = [json.loads(line) for line in output.read_text().splitlines()]
     return {record["id"]: record for record in records if "id" in record}

@@ -1,11 +1,10 @@
 """Both sides of the tolerance model on real cells (CPU tier, Triton interpreter; plugins/tolerance_kernels.py):
 rounding as real kernels round passes, a real bug is `wrong` and its line says the rule."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.results import read_results
 
@@ -17,10 +16,10 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def cells(tmp_path_factory):
     output = tmp_path_factory.mktemp("tolerance") / "results.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from", str(PLUGIN),
+    command = ["run", "--tier", "cpu", "--kernels-from", str(PLUGIN),
                "-k", "scale_rows,scale_rows_missing_row,scale_add_fp16,scale_add_bf16,add_off_by_one",
                "-s", "native,custom_op", "-p", "eager,eager_backward", "-o", str(output), "--overwrite"]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1200)
+    completed = harness_command(command, timeout=1200)
     assert output.exists(), completed.stdout[-3000:] + completed.stderr[-3000:]
     return {cell.id: cell for cell in read_results(output).cells}
 

@@ -4,9 +4,9 @@ reports/findings.md embeds reproducers made of the harness's own code, so a chan
 stale: regenerate it with the command in the assertion message.
 """
 
-import subprocess
-import sys
 from pathlib import Path
+
+from harness_commands import harness_command
 
 from harness.report.upkeep.refresh import TUTORIAL_COMPARISON, tutorial_comparison_text
 
@@ -15,7 +15,7 @@ FINDINGS_COMMAND = ["-m", "harness", "findings", "reports/gpu-results.jsonl"]
 
 
 def test_reports_findings_is_fresh():
-    completed = subprocess.run([sys.executable, *FINDINGS_COMMAND], cwd=REPO, capture_output=True, text=True, timeout=300)
+    completed = harness_command(FINDINGS_COMMAND[2:], timeout=300)
     assert completed.returncode == 0, completed.stderr[-2000:]
     committed = (REPO / "reports" / "findings.md").read_text(encoding="utf-8")
     rerun = f"python {' '.join(FINDINGS_COMMAND)} -o reports/findings.md"

@@ -1,15 +1,15 @@
 """The command line's listing. Bad input (unknown names, a missing plug-in, an existing or unwritable output) is
 tests/unit/test_hostile_input.py's: one line, exit 2, nothing on disk touched."""
 
-import subprocess
-import sys
 from pathlib import Path
+
+from harness_commands import harness_command
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def harness(*args, cwd=REPO):
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return harness_command(args, cwd=cwd, timeout=300)
 
 
 def test_list_names_kernels_styles_and_pipelines():

@@ -13,11 +13,11 @@ import json
 import os
 import re
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.results import SCHEMA_VERSION
 
@@ -194,8 +194,7 @@ def snapshot(folder: Path) -> dict[str, bytes | None]:
 
 
 def harness(argv: list[str], cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness", *argv], cwd=cwd, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    return harness_command(argv, cwd=cwd, timeout=300, env={**os.environ, "PYTHONWARNINGS": "ignore"})
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.results import CellResult, read_results
 from harness.run.repeat import RepeatError, combine_runs, parse_repeat
@@ -60,11 +59,11 @@ def test_a_kernel_that_fails_every_other_run_is_flaky_and_its_neighbours_are_not
     counter_dir = tmp_path / "counter"
     counter_dir.mkdir()
     output = tmp_path / "r.jsonl"
-    completed = subprocess.run(
-        [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from", str(FLAKY_KERNELS),
+    completed = harness_command(
+        ["run", "--tier", "cpu", "--kernels-from", str(FLAKY_KERNELS),
          "-k", "add,flaky_add", "-s", "native,raw", "-p", "eager", "--repeat", "2", "-n", "1", "--isolation", "process",
          "-o", str(output)],
-        cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, "TCM_FLAKY_DIR": str(counter_dir)},
+        timeout=600, env={**os.environ, "TCM_FLAKY_DIR": str(counter_dir)},
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     results = read_results(output)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.results import read_results
 from harness.run.resume import ResumeError, check_resumable, repair_torn_tail, resume_command
@@ -89,7 +88,7 @@ def test_a_path_with_spaces_is_quoted():
 
 
 def harness(*args):
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True, timeout=300)
+    return harness_command(args, timeout=300)
 
 
 def test_resuming_a_file_of_another_environment_is_one_line_exit_2_and_leaves_it_untouched(tmp_path):

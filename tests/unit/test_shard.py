@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.results import read_results
 from harness.run.selection import select_cells
@@ -162,7 +163,7 @@ def test_plain_pytest_collects_the_longest_group_first_with_durations(tmp_path):
 
 
 def harness(*args):
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True, timeout=300)
+    return harness_command(args, timeout=300)
 
 
 @pytest.mark.parametrize("args, message", [

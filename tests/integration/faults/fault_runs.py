@@ -16,12 +16,11 @@ makes each run once, when a test first asks for it, and the tests after it read 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock
+from harness_commands import harness_command
 
 from harness.results import CellResult, read_results
 from harness.run.environment import resolve_tier
@@ -100,10 +99,10 @@ def planned_runs() -> list[FaultRun]:
 def run_matrix(folder: Path, run: FaultRun, limit_s: float = 1800) -> None:
     """One `python -m harness run` in one worker, in the run's isolation; it must finish (exit 0)."""
     output = folder / f"{run.name}.jsonl"
-    command = [sys.executable, "-m", "harness", "run", "--kernels-from", str(FAULTS_MODULE), "-k", ",".join(run.kernels),
+    command = ["run", "--kernels-from", str(FAULTS_MODULE), "-k", ",".join(run.kernels),
                "-s", ",".join(run.styles), "-p", ",".join(run.pipelines), "-n", "1", "--isolation", run.isolation,
                "--timeout", str(run.timeout_s), "-o", str(output), "--overwrite"]
-    completed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=limit_s)
+    completed = harness_command(command, timeout=limit_s)
     (folder / f"{run.name}.log").write_text(completed.stdout + completed.stderr)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
 

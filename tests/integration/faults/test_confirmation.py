@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.report.markdown.aggregate import final_cells
 from harness.results import read_results
@@ -28,10 +28,10 @@ pytestmark = pytest.mark.slow
 
 def _run(folder: Path, mode: str, name: str, kernels: str, *extra: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, TCM_CHANGE_MODE=mode, TCM_CHANGE_DIR=str(folder))
-    command = [sys.executable, "-m", "harness", "run", "--kernels-from", str(PLUGIN), "-k", kernels,
+    command = ["run", "--kernels-from", str(PLUGIN), "-k", kernels,
                "-s", "native,raw", "-p", "eager", "--tier", resolve_tier("auto"), "-n", "1",
                "-o", str(folder / f"{name}.jsonl"), *extra]
-    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    return harness_command(command, env=env, timeout=600)
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +39,7 @@ def baseline_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("confirm")
     clean = _run(folder, "ok", "clean", "transient_add,changed_add", "--baseline-dir", "none")
     assert clean.returncode == 0, clean.stdout + clean.stderr
-    written = subprocess.run([sys.executable, "-m", "harness", "baseline", str(folder / "clean.jsonl"),
-                              "--dir", str(folder / "expected")], cwd=REPO, capture_output=True, text=True)
+    written = harness_command(["baseline", str(folder / "clean.jsonl"), "--dir", str(folder / "expected")])
     assert written.returncode == 0, written.stderr
     cells = final_cells(read_results(folder / "clean.jsonl"))
     assert cells[TRANSIENT].outcome == cells[CHANGED].outcome == "pass"

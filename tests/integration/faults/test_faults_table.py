@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from fault_runs import ASKED, FAULTS, FAULTS_MODULE, LAUNCHING_STYLES, PIPELINES, REPO, TIER, TIMEOUT_S, WITNESSES, Fault, cells
+from harness_commands import harness_command
 
 from harness.results import CellResult, read_results
 
@@ -131,8 +132,7 @@ def test_a_hostile_message_is_bounded_in_the_results_and_escaped_in_every_report
     assert record["error"] == cell.error
     assert len(json.dumps({k: v for k, v in record.items() if k != "traceback"})) < 2000
     assert HOSTILE_FIRST_LINE in record["traceback"] and len(record["traceback"]) <= 25_000  # whole, but bounded
-    report = subprocess.run([sys.executable, "-m", "harness", "report", str(fault_runs / "eager.jsonl")], cwd=REPO,
-                            capture_output=True, text=True, timeout=120)
+    report = harness_command(["report", str(fault_runs / "eager.jsonl")], timeout=120)
     assert report.returncode == 0, report.stderr
     for where, text in (("report", report.stdout), ("run summary", (fault_runs / "eager.md").read_text())):
         assert "&lt;script&gt;" in text, where  # it is there, as text

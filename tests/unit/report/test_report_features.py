@@ -1,9 +1,8 @@
 """Feature views: the chart of the cells whose kernel carries a Triton feature tag, read from the header."""
 
-import subprocess
-import sys
 from pathlib import Path
 
+from harness_commands import harness_command
 from report_helpers import write_results
 
 from harness.report.markdown.features import FeatureError, only_feature, render_feature_table
@@ -39,9 +38,7 @@ def test_unknown_feature_and_untagged_files_are_one_line_errors(tmp_path):
 
 def test_report_feature_on_the_command_line(tmp_path):
     path = write_results(tmp_path / "r.jsonl", cells(), None, kernels=KERNELS)
-    ok = subprocess.run([sys.executable, "-m", "harness", "report", str(path), "--feature", "reduction"],
-                        cwd=REPO, capture_output=True, text=True, timeout=120)
+    ok = harness_command(["report", str(path), "--feature", "reduction"], timeout=120)
     assert ok.returncode == 0 and "softmax" in ok.stdout and "add_autotuned" not in ok.stdout.split("## Detail")[1]
-    bad = subprocess.run([sys.executable, "-m", "harness", "report", str(path), "--feature", "nope"],
-                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    bad = harness_command(["report", str(path), "--feature", "nope"], timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
+from harness_commands import harness_command
 from report_helpers import cell, results
 
 from harness.report.markdown.known_reports import KNOWN_REPORTS, kernel_features
@@ -106,6 +105,5 @@ def test_every_known_report_is_cited_with_an_address_and_a_state():
 def test_a_bad_results_file_is_one_line_and_exit_2(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
-    completed = subprocess.run([sys.executable, "-m", "harness", "findings", str(bad)], cwd=REPO,
-                               capture_output=True, text=True, timeout=120)
+    completed = harness_command(["findings", str(bad)], timeout=120)
     assert completed.returncode == 2 and completed.stderr.count("\n") == 1 and str(bad) in completed.stderr

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 from report_helpers import cell, results
 
 from harness.report.markdown.aggregate import Verdict
@@ -120,8 +119,7 @@ def test_a_source_without_a_list_table_is_refused():
 def test_the_command_never_overwrites_the_tutorial_and_says_why_in_one_line(tmp_path):
     copy = tmp_path / "tutorial.py"
     copy.write_text(EXCERPT.read_text(encoding="utf-8"), encoding="utf-8")
-    completed = subprocess.run([sys.executable, "-m", "harness", "tutorial", "--rst", str(copy), "-o", str(copy)],
-                               cwd=REPO, capture_output=True, text=True, timeout=120)
+    completed = harness_command(["tutorial", "--rst", str(copy), "-o", str(copy)], timeout=120)
     assert completed.returncode == 2 and completed.stderr.count("\n") == 1 and "would overwrite" in completed.stderr
     assert copy.read_text(encoding="utf-8") == EXCERPT.read_text(encoding="utf-8")
 
@@ -129,6 +127,5 @@ def test_the_command_never_overwrites_the_tutorial_and_says_why_in_one_line(tmp_
 def test_a_bad_chart_file_is_one_line_and_exit_2(tmp_path):
     bad = tmp_path / "chart.json"
     bad.write_text(json.dumps({"columns": []}))
-    completed = subprocess.run([sys.executable, "-m", "harness", "tutorial", "--chart", str(bad)], cwd=REPO,
-                               capture_output=True, text=True, timeout=120)
+    completed = harness_command(["tutorial", "--chart", str(bad)], timeout=120)
     assert completed.returncode == 2 and completed.stderr.count("\n") == 1 and str(bad) in completed.stderr

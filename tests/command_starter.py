@@ -1,0 +1,96 @@
+"""A Python that imported what `python -m harness` imports first (torch, the CLI, pytest and xdist) and forks each
+of the suite's harness commands from it, as `python -m harness ARGS` would run them.
+
+Why: the suite starts about 150 harness commands, and each new Python paid `import torch` and the CLI's imports,
+2.5 CPU seconds each on two cores, before it did anything (docs/maintainers.md, "The harness's own tests"). The
+client is tests/harness_commands.py, which starts one of these per environment (variables read when torch starts
+differ from one environment to another), so a command starts with the environment a new Python would have had.
+
+A forked command then becomes `python -m harness ARGS`: its folder, its whole environment (`tempfile` forgets the
+folder it chose, for TMPDIR may differ), its stdin, stdout and stderr from and to files, `sys.argv` and `sys.path[0]`
+as `-m` sets them; it runs `harness/__main__.py` as `__main__`, and then ends as Python ends, through this module's
+own end: a `SystemExit` leaves through `main`, so Python's teardown runs (threads, atexit, flushing) and its exit
+status is the command's, and an uncaught exception is printed with status 1.
+Not forked: the catalogue's kernel modules (a command imports them itself) and anything the harness starts (its
+zygote and workers are new Pythons, as they are for a user).
+
+Protocol: one JSON line per command on stdin, `{"id", "module", "argv", "cwd", "env", "stdin", "stdout", "stderr"}`
+(`module`: what `-m` names, `harness` but in the starter's own tests; file paths; `stdin` may be null: /dev/null);
+on stdout, one JSON line `{"id", "pid"}` when it is forked and one `{"id", "returncode", "cpu_s"}` when it has ended
+(`returncode` negative: the signal that ended it; `cpu_s`: its CPU time and that of the children it waited for).
+Closing stdin ends this process once every command has ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+import time
+
+import pytest  # noqa: F401  (what `harness run` imports besides torch and the CLI: the reason this process exists)
+import torch  # noqa: F401
+import xdist.dsession  # noqa: F401
+import xdist.plugin  # noqa: F401
+
+import harness.cli  # noqa: F401
+
+
+def _become_command(request: dict) -> None:
+    """In the forked child: become `python -m MODULE ARGS` started in the request's folder; never returns."""
+    import runpy
+    import tempfile
+
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    tempfile.tempdir = None
+    streams = ((0, request["stdin"] or os.devnull, os.O_RDONLY),
+               (1, request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+               (2, request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
+    for descriptor, path, flags in streams:
+        opened = os.open(path, flags, 0o644)
+        os.dup2(opened, descriptor)
+        os.close(opened)
+    sys.argv = ["-m", *request["argv"]]
+    sys.path[0] = os.getcwd()
+    runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+    raise SystemExit(0)
+
+
+def _report(message: dict) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    running: dict[int, str] = {}
+    pending = b""
+    reading = True
+    while reading or running:
+        if reading and select.select([0], [], [], 0.05)[0]:
+            chunk = os.read(0, 1 << 16)
+            reading = bool(chunk)
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                request = json.loads(line)
+                sys.stdout.flush()
+                pid = os.fork()
+                if pid == 0:
+                    _become_command(request)  # leaves through SystemExit: Python's own end
+                running[pid] = request["id"]
+                _report({"id": request["id"], "pid": pid})
+        elif not reading:
+            time.sleep(0.05)
+        while running:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            _report({"id": running.pop(pid), "returncode": os.waitstatus_to_exitcode(status),
+                     "cpu_s": usage.ru_utime + usage.ru_stime})
+
+
+if __name__ == "__main__":
+    main()
