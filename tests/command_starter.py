@@ -14,30 +14,27 @@ status is the command's, and an uncaught exception is printed with status 1.
 Not forked: the catalogue's kernel modules (a command imports them itself) and anything the harness starts (its
 zygote and workers are new Pythons, as they are for a user).
 
-Protocol: one JSON line per command on stdin, `{"id", "module", "argv", "cwd", "env", "stdin", "stdout", "stderr"}`
-(`module`: what `-m` names, `harness` but in the starter's own tests; file paths; `stdin` may be null: /dev/null);
-on stdout, one JSON line `{"id", "pid"}` when it is forked and one `{"id", "returncode", "cpu_s"}` when it has ended
-(`returncode` negative: the signal that ended it; `cpu_s`: its CPU time and that of the children it waited for).
-Closing stdin ends this process once every command has ended.
+Protocol (tests/fork_server.py's): one JSON line per command on stdin, `{"id", "module", "argv", "cwd", "env",
+"stdin", "stdout", "stderr"}` (`module`: what `-m` names, `harness` but in the starter's own tests; file paths;
+`stdin` may be null: /dev/null); on stdout, when it is forked and when it has ended, as fork_server.serve says.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import select
 import sys
-import time
+from typing import NoReturn
 
 import pytest  # noqa: F401  (what `harness run` imports besides torch and the CLI: the reason this process exists)
 import torch  # noqa: F401
 import xdist.dsession  # noqa: F401
 import xdist.plugin  # noqa: F401
+from fork_server import serve
 
 import harness.cli  # noqa: F401
 
 
-def _become_command(request: dict) -> None:
+def _become_command(request: dict) -> NoReturn:
     """In the forked child: become `python -m MODULE ARGS` started in the request's folder; never returns."""
     import runpy
     import tempfile
@@ -59,37 +56,8 @@ def _become_command(request: dict) -> None:
     raise SystemExit(0)
 
 
-def _report(message: dict) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
-
-
 def main() -> None:
-    running: dict[int, str] = {}
-    pending = b""
-    reading = True
-    while reading or running:
-        if reading and select.select([0], [], [], 0.05)[0]:
-            chunk = os.read(0, 1 << 16)
-            reading = bool(chunk)
-            pending += chunk
-            while b"\n" in pending:
-                line, pending = pending.split(b"\n", 1)
-                request = json.loads(line)
-                sys.stdout.flush()
-                pid = os.fork()
-                if pid == 0:
-                    _become_command(request)  # leaves through SystemExit: Python's own end
-                running[pid] = request["id"]
-                _report({"id": request["id"], "pid": pid})
-        elif not reading:
-            time.sleep(0.05)
-        while running:
-            pid, status, usage = os.wait4(-1, os.WNOHANG)
-            if pid == 0:
-                break
-            _report({"id": running.pop(pid), "returncode": os.waitstatus_to_exitcode(status),
-                     "cpu_s": usage.ru_utime + usage.ru_stime})
+    serve(_become_command)  # a child leaves through SystemExit: Python's own end
 
 
 if __name__ == "__main__":

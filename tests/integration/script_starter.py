@@ -11,19 +11,22 @@ TRITON_INTERPRET itself before it defines a kernel, and triton reads it then. A 
 absolute path as `__file__`, and ends with the status that Python would give it.
 
 Protocol: one JSON line per script on stdin, `{"id", "folder", "env"}`; the script's stdout and stderr go to
-`stdout.txt` and `stderr.txt` in its folder; one JSON line per ended script on stdout, `{"id", "returncode"}`
-(negative: the signal that ended it). Closing stdin ends this process once every script has ended.
+`stdout.txt` and `stderr.txt` in its folder; on stdout, a line when each is forked and one when it has ended,
+`{"id", "returncode", ...}` (negative: the signal that ended it), as tests/fork_server.py says. Closing stdin ends
+this process once every script has ended.
 Imports nothing of the harness (and cannot: the harness is not on its path).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
-import select
 import sys
-import time
+from pathlib import Path
+from types import ModuleType
+from typing import NoReturn
 
 import torch  # noqa: F401  (the import every script shares: the reason this process exists)
 
@@ -78,36 +81,28 @@ def _run_script(request: dict) -> int:
     return code
 
 
+def _become_script(request: dict) -> NoReturn:
+    code = 1
+    try:
+        code = _run_script(request)
+    finally:
+        os._exit(code)
+
+
 def main() -> None:
     with open(WARM_ONLY_FILE, "w") as handle:
         json.dump(sorted(set(sys.modules) - _AFTER_TORCH), handle)
-    running: dict[int, str] = {}
-    pending = b""
-    reading = True
-    while reading or running:
-        if reading and select.select([0], [], [], 0.1)[0]:
-            chunk = os.read(0, 1 << 16)
-            reading = bool(chunk)
-            pending += chunk
-            while b"\n" in pending:
-                line, pending = pending.split(b"\n", 1)
-                request = json.loads(line)
-                sys.stdout.flush()
-                pid = os.fork()
-                if pid == 0:
-                    code = 1
-                    try:
-                        code = _run_script(request)
-                    finally:
-                        os._exit(code)
-                running[pid] = request["id"]
-        elif not reading:
-            time.sleep(0.1)
-        while running:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-            if pid == 0:
-                break
-            print(json.dumps({"id": running.pop(pid), "returncode": os.waitstatus_to_exitcode(status)}), flush=True)
+    _fork_server().serve(_become_script, poll_s=0.1)
+
+
+def _fork_server() -> ModuleType:
+    """tests/fork_server.py, loaded by its path: this process runs isolated, with nothing of the tests on its path."""
+    path = Path(__file__).resolve().parents[1] / "fork_server.py"
+    spec = importlib.util.spec_from_file_location("fork_server", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 if __name__ == "__main__":

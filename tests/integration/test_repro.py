@@ -86,6 +86,8 @@ class ScriptStarter:
     def _read(self) -> None:
         for line in self.process.stdout:
             answer = json.loads(line)
+            if "returncode" not in answer:
+                continue  # the line that says it was forked
             with self.lock:
                 self.waiting.pop(answer["id"]).set_result(answer["returncode"])
         with self.lock:  # the starter died: nobody waits forever
