@@ -11,8 +11,10 @@ folder it chose, for TMPDIR may differ), its stdin, stdout and stderr from and t
 as `-m` sets them; it runs `harness/__main__.py` as `__main__`, and then ends as Python ends, through this module's
 own end: a `SystemExit` leaves through `main`, so Python's teardown runs (threads, atexit, flushing) and its exit
 status is the command's, and an uncaught exception is printed with status 1.
-Not forked: the catalogue's kernel modules (a command imports them itself) and anything the harness starts (its
-zygote and workers are new Pythons, as they are for a user).
+Not forked from here: the catalogue's kernel modules (a command imports them itself) and anything the harness starts
+(its workers come from its zygote, its cells in process isolation are new Pythons, as they are for a user). A run's
+zygote is forked by this starter's zygote maker (tests/zygote_maker.py), a child forked when the first zygote is asked
+for on the socket named as this script's argument, which then warms up once as a zygote does.
 
 Protocol (tests/fork_server.py's): one JSON line per command on stdin, `{"id", "module", "argv", "cwd", "env",
 "stdin", "stdout", "stderr"}` (`module`: what `-m` names, `harness` but in the starter's own tests; file paths;
@@ -22,6 +24,8 @@ Protocol (tests/fork_server.py's): one JSON line per command on stdin, `{"id", "
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import sys
 from typing import NoReturn
 
@@ -30,6 +34,7 @@ import torch  # noqa: F401
 import xdist.dsession  # noqa: F401
 import xdist.plugin  # noqa: F401
 from fork_server import serve
+from zygote_maker import serve as make_zygotes
 
 import harness.cli  # noqa: F401
 
@@ -39,6 +44,8 @@ def _become_command(request: dict) -> NoReturn:
     import runpy
     import tempfile
 
+    if _zygotes.listener is not None:
+        _zygotes.listener.close()
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -56,9 +63,44 @@ def _become_command(request: dict) -> NoReturn:
     raise SystemExit(0)
 
 
-def main() -> None:
-    serve(_become_command)  # a child leaves through SystemExit: Python's own end
+class _Zygotes:
+    """The socket the zygote stand-ins connect to (tests/zygote_launcher.py), and the maker it is handed to."""
+
+    listener: socket.socket | None = None
+    maker: int | None = None
+
+    def hand_over(self, listener: socket.socket) -> None:
+        """Fork the zygote maker at the first stand-in's knock; from then on it alone answers on the socket."""
+        sys.stdout.flush()
+        starter = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)  # the commands' requests are the starter's to read
+            make_zygotes(listener, starter)
+        self.maker = pid
+        listener.close()
+        self.listener = None
+
+    def end(self) -> None:
+        if self.maker is not None:
+            try:
+                os.kill(self.maker, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+_zygotes = _Zygotes()
+
+
+def main(argv: list[str]) -> None:
+    if argv:
+        _zygotes.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        _zygotes.listener.bind(argv[0])
+        _zygotes.listener.listen(64)
+    serve(_become_command, listener=_zygotes.listener, hand_over=_zygotes.hand_over)  # a child leaves through SystemExit
+    _zygotes.end()  # the client closed: no command, so no zygote, is left
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

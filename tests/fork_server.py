@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -23,13 +24,23 @@ def _report(message: dict) -> None:
     sys.stdout.flush()
 
 
-def serve(become_child: Callable[[dict], NoReturn], poll_s: float = 0.05) -> None:
-    """Fork `become_child(request)` for each request; it runs in the child and must not return."""
+def serve(become_child: Callable[[dict], NoReturn], poll_s: float = 0.05, listener: socket.socket | None = None,
+          hand_over: Callable[[socket.socket], None] | None = None) -> None:
+    """Fork `become_child(request)` for each request; it runs in the child and must not return.
+
+    With a `listener`, the first time it is readable `hand_over(listener)` is called, and it is not watched again
+    (tests/command_starter.py hands it to a zygote maker it forks then). Children this loop did not fork for a request
+    (that maker) are reaped without a reply."""
     running: dict[int, str] = {}
     pending = b""
     reading = True
     while reading or running:
-        if reading and select.select([0], [], [], poll_s)[0]:
+        watched = [0] if listener is None else [0, listener]
+        readable = select.select(watched, [], [], poll_s)[0] if reading else []
+        if listener is not None and listener in readable and hand_over is not None:
+            hand_over(listener)
+            listener = None
+        if 0 in readable:
             chunk = os.read(0, 1 << 16)
             reading = bool(chunk)
             pending += chunk
@@ -44,9 +55,13 @@ def serve(become_child: Callable[[dict], NoReturn], poll_s: float = 0.05) -> Non
                 _report({"id": request["id"], "pid": pid})
         elif not reading:
             time.sleep(poll_s)
-        while running:
-            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        while True:
+            try:
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
             if pid == 0:
                 break
-            _report({"id": running.pop(pid), "returncode": os.waitstatus_to_exitcode(status),
-                     "cpu_s": usage.ru_utime + usage.ru_stime})
+            if pid in running:
+                _report({"id": running.pop(pid), "returncode": os.waitstatus_to_exitcode(status),
+                         "cpu_s": usage.ru_utime + usage.ru_stime})

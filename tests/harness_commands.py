@@ -8,6 +8,10 @@ environment that differs from every running starter's gets a starter of its own.
 (`TCM_*`, read when a command runs), TMPDIR (which the forked command makes `tempfile` read again) and pytest's
 PYTEST_CURRENT_TEST may differ between the commands one starter forks.
 
+A run's zygote is forked too, by the starter's zygote maker (tests/zygote_maker.py): each `harness` command is told to
+start its zygote through tests/zygote_launcher.py (harness.run.loader_zygote.ZYGOTE_PYTHON_VARIABLE), which asks the
+maker, and starts a new Python where the maker refuses (an environment the maker was not started with).
+
 A test that needs the process itself (signals, output while it runs) starts `python -m harness` with subprocess, as
 before. The CPU time of the forked commands is counted (`forked_cpu_seconds`): tests/conftest.py adds it to a test's
 own, so that the `slow` marker's rule sees what a test's commands cost.
@@ -19,6 +23,7 @@ import atexit
 import itertools
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -32,6 +37,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 STARTER = Path(__file__).with_name("command_starter.py")
+LAUNCHER = Path(__file__).with_name("zygote_launcher.py")
+ZYGOTE_PYTHON_VARIABLE = "TCM_ZYGOTE_PYTHON"  # harness.run.loader_zygote's: not imported here, this module starts light
 # Besides every TCM_* variable (see the module's docstring); pytest names the current test in PYTEST_CURRENT_TEST.
 _RUN_TIME_VARIABLES = ("TMPDIR", "PYTEST_CURRENT_TEST")
 _forked_cpu_s = 0.0
@@ -55,8 +62,11 @@ class _Starter:
     """One command_starter.py process and the commands it forks; `run` blocks until its command has ended."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
-        self.process = subprocess.Popen([sys.executable, str(STARTER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        cwd=REPO, env=dict(env))
+        self.folder = Path(tempfile.mkdtemp(prefix="tcm-zygotes-"))
+        address = str(self.folder / "maker.sock")
+        self.zygote_python = shlex.join([sys.executable, "-I", "-S", str(LAUNCHER), address])
+        self.process = subprocess.Popen([sys.executable, str(STARTER), address], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, cwd=REPO, env=dict(env))
         self.forked: dict[str, Future] = {}
         self.ended: dict[str, Future] = {}
         self.lock = threading.Lock()
@@ -66,6 +76,9 @@ class _Starter:
         assert self.process.stdout is not None
         for line in self.process.stdout:
             reply = json.loads(line)
+            if "id" not in reply:  # a zygote the maker forked has ended: its CPU time
+                _count_cpu(reply["cpu_s"])
+                continue
             with self.lock:
                 waiting = (self.ended if "returncode" in reply else self.forked).pop(reply["id"])
             waiting.set_result(reply)
@@ -98,6 +111,13 @@ class _Starter:
             self.process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             self.process.kill()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _count_cpu(seconds: float) -> None:
+    global _forked_cpu_s
+    with _lock:
+        _forked_cpu_s += seconds
 
 
 def harness_command(args: Sequence[str], *, cwd: Path | str = REPO, env: Mapping[str, str] | None = None,
@@ -110,7 +130,6 @@ def harness_command(args: Sequence[str], *, cwd: Path | str = REPO, env: Mapping
 def module_command(module: str, args: Sequence[str], *, cwd: Path | str = REPO, env: Mapping[str, str] | None = None,
                    timeout: float | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
     """`python -m MODULE ARGS`, forked: what harness_command does, for any module (the starter's tests use their own)."""
-    global _forked_cpu_s
     env = dict(os.environ if env is None else env)
     command = [sys.executable, "-m", module, *args]
     with _lock:
@@ -121,6 +140,8 @@ def module_command(module: str, args: Sequence[str], *, cwd: Path | str = REPO, 
                 _starters.pop(next(iter(_starters))).close()
             starter = _Starter(env)
         _starters[key] = starter
+    if module == "harness":
+        env.setdefault(ZYGOTE_PYTHON_VARIABLE, starter.zygote_python)
     folder = Path(tempfile.mkdtemp(prefix="tcm-command-"))
     try:
         stdin = None
@@ -130,8 +151,7 @@ def module_command(module: str, args: Sequence[str], *, cwd: Path | str = REPO, 
         request = {"id": str(next(_ids)), "module": module, "argv": list(args), "cwd": str(Path(cwd).resolve()), "env": env,
                    "stdin": stdin, "stdout": str(folder / "stdout"), "stderr": str(folder / "stderr")}
         returncode, cpu_s = starter.run(request, timeout)
-        with _lock:
-            _forked_cpu_s += cpu_s
+        _count_cpu(cpu_s)
         stdout, stderr = ((folder / name).read_text(errors="replace") for name in ("stdout", "stderr"))
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -41,6 +41,7 @@ import fcntl
 import json
 import os
 import select
+import shlex
 import shutil
 import signal
 import socket
@@ -163,7 +164,7 @@ def ensure_started(directory: Path, owner_pid: int, tier: str) -> int:
         (directory / SOCKET).unlink(missing_ok=True)
         with open(directory / LOG, "a") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "harness.run.loader_zygote", str(directory), str(owner_pid), tier],
+                [*zygote_python(), "-m", "harness.run.loader_zygote", str(directory), str(owner_pid), tier],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,  # outlives the (forked) cell that started it; the owner's end ends it
             )
@@ -174,6 +175,16 @@ def ensure_started(directory: Path, owner_pid: int, tier: str) -> int:
                 raise ZygoteUnavailable(f"the loader zygote did not start (exit {process.poll()}): {_log_tail(directory)}")
             time.sleep(0.05)
         return process.pid
+
+
+# A command line that stands in for `python` when a zygote starts (default: this Python). The harness's own test suite
+# names one that has its zygotes forked from a process that already warmed up (tests/zygote_launcher.py).
+ZYGOTE_PYTHON_VARIABLE = "TCM_ZYGOTE_PYTHON"
+
+
+def zygote_python() -> list[str]:
+    """What starts a zygote: ZYGOTE_PYTHON_VARIABLE's command line, else this Python."""
+    return shlex.split(os.environ.get(ZYGOTE_PYTHON_VARIABLE, "")) or [sys.executable]
 
 
 def run_loader(directory: Path, owner_pid: int, tier: str, module: str, argv: list[str], env: dict[str, str],
@@ -211,7 +222,7 @@ def run_loader(directory: Path, owner_pid: int, tier: str, module: str, argv: li
 
 # ---- the zygote ----
 
-def _warm(tier: str) -> None:
+def warm_up(tier: str) -> None:
     """What every fresh loader and worker would do first, done once: import torch, Inductor and the harness's
     pipelines, and run Inductor's CPU ISA probe, leaving CUDA untouched.
 
@@ -590,7 +601,7 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
     listener.listen(256)
     os.replace(temporary, directory / SOCKET)  # clients connect now; they are answered after the warm-up
     started = time.time()
-    _warm(tier)
+    warm_up(tier)
     # Only the GPU tier needs CUDA in a forked child: on the CPU tier a CUDA build of torch without a GPU may mark
     # the fork bad, and refusing to fork there would stop every run (docs/maintainers.md, "Isolation").
     if tier == "gpu" and not _fork_is_clean():

@@ -217,7 +217,7 @@ def test_a_test_run_that_runs_no_matrix_cell_is_pointed_at_no_zygote():
 WARM_UP_CHECK = """
 import json, sys, threading
 from harness.run import loader_zygote
-loader_zygote._warm(sys.argv[1])
+loader_zygote.warm_up(sys.argv[1])
 from torch._inductor.cpu_vec_isa import pick_vec_isa, valid_vec_isa_list
 print(json.dumps({"picked": str(pick_vec_isa()), "valid": [str(isa) for isa in valid_vec_isa_list()],
                   "asked_ahead": [str(isa) for isa in loader_zygote._vec_isa_candidates()],

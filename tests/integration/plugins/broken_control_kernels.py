@@ -1,12 +1,16 @@
 """A kernel whose pure-PyTorch control fails under export and says which kind of process it ran in.
 
 Its reference refuses to be exported (non-strict export runs it for real, so the refusal is the control's error),
-and names how its process started: a new Python's command line names the module it runs, a child forked from the
-run's zygote keeps the zygote's. tests/integration/test_isolation_modes.py asks only `raw`, so the control that
-judges raw's failure is not in the selection and runs apart (harness.plugin.pytest_plugin.judge_by_control).
+and names how its process started: `python -m` puts the module it runs in `sys.argv[0]`, a new Python's
+(`harness.run.cell_worker`) or the zygote's, which a child forked from it keeps (the suite's zygotes are themselves
+forked, tests/zygote_maker.py, and set `sys.argv` as `-m` does, so their command line would not tell).
+tests/integration/test_isolation_modes.py asks only `raw`, so the control that judges raw's failure is not in the
+selection and runs apart (harness.plugin.pytest_plugin.judge_by_control).
 """
 
 import dataclasses
+import sys
+from pathlib import Path
 
 import torch
 
@@ -16,11 +20,10 @@ REFUSAL = "this control refuses export"
 
 
 def _how_started() -> str:
-    with open("/proc/self/cmdline", "rb") as handle:
-        command_line = handle.read().replace(b"\0", b" ").decode(errors="replace")
-    if "harness.run.cell_worker" in command_line:
+    started_as = Path(sys.argv[0]).as_posix()
+    if started_as.endswith("harness/run/cell_worker.py"):
         return "a new Python"
-    if "harness.run.loader_zygote" in command_line:
+    if started_as.endswith("harness/run/loader_zygote.py"):
         return "a child forked from the run's zygote"
     return "elsewhere"
 

@@ -1,0 +1,64 @@
+"""The suite's zygotes are forked by a maker (tests/zygote_maker.py) only where a new Python would be the same, and
+a run gives the same results either way."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from harness_commands import harness_command
+from zygote_maker import ZYGOTE_MODULE, refusal
+
+from harness.results import read_results
+from harness.run.loader_zygote import ZYGOTE_PYTHON_VARIABLE
+
+LINEAGE = Path(__file__).resolve().parents[1] / "integration" / "plugins" / "zygote_lineage_kernels.py"
+OWN = {"PATH": "/usr/bin", "OMP_NUM_THREADS": "2", "TMPDIR": "/tmp/a", "TCM_RUN_CACHES": "/tmp/r1",
+       "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _request(env: dict[str, str], tier: str = "cpu", module: str = ZYGOTE_MODULE) -> dict:
+    return {"env": env, "cwd": "/", "python_args": ["-m", module, "/tmp/dir", "123", tier]}
+
+
+def test_a_zygote_is_forked_where_only_variables_read_later_differ():
+    later = {**OWN, "TMPDIR": "/tmp/b", "TCM_RUN_CACHES": "/tmp/r2", "TORCHINDUCTOR_CACHE_DIR": "/tmp/c",
+             "PYTEST_VERSION": "9", "PYTHONPYCACHEPREFIX": "/tmp/p"}
+    del later["PYTHONDONTWRITEBYTECODE"]  # the bytecode variables are set in the forked zygote's `sys`
+    assert refusal(_request(later), OWN, None) is None
+    assert refusal(_request(later), OWN, "cpu") is None
+
+
+@pytest.mark.parametrize("request_, warmed_for, why", [
+    (_request({**OWN, "OMP_NUM_THREADS": "1"}), None, "the environment differs in OMP_NUM_THREADS"),
+    (_request({k: v for k, v in OWN.items() if k != "PATH"}), None, "the environment differs in PATH"),
+    (_request(OWN, tier="gpu"), "cpu", "warmed up for the cpu tier, asked for gpu"),
+    (_request(OWN, module="harness.cli"), None, "not `-m harness.run.loader_zygote DIR OWNER TIER`"),
+])
+def test_a_zygote_is_refused_where_a_new_python_would_differ(request_, warmed_for, why):
+    assert why in refusal(request_, OWN, warmed_for)
+
+
+@pytest.mark.slow
+def test_a_forked_zygote_gives_the_results_of_a_new_pythons_zygote(tmp_path):
+    """The same run twice: its zygote forked by the maker (harness_command's default), then started as a new Python
+    (TCM_ZYGOTE_PYTHON naming this Python). The lineage plug-in's line tells which one its worker came from; every
+    other cell, `aoti_fresh_process`'s loaders among them (a loader reports any kernel module imported), is the same:
+    outcome, stage and error line."""
+    lines = {}
+    for how, python in (("forked", None), ("new", sys.executable)):
+        env = dict(os.environ) if python is None else {**os.environ, ZYGOTE_PYTHON_VARIABLE: python}
+        output = tmp_path / f"{how}.jsonl"
+        completed = harness_command(["run", "--tier", "cpu", "--kernels-from", str(LINEAGE), "-k", "zygote_lineage,add",
+                                     "-s", "native,custom_op", "-p", "eager,aoti_fresh_process", "-n", "1",
+                                     "-o", str(output)], env=env, timeout=600)
+        assert completed.returncode in (0, 1), completed.stdout[-3000:] + completed.stderr[-3000:]
+        lines[how] = {cell.id: (cell.outcome, cell.stage, cell.error) for cell in read_results(output).cells}
+    assert lines["forked"]["zygote_lineage/custom_op/eager"][2].endswith("forked by a zygote the suite's maker forked")
+    assert lines["new"]["zygote_lineage/custom_op/eager"][2].endswith("forked by the controller's own zygote")
+    lineage = {cell for cell in lines["forked"] if cell.startswith("zygote_lineage/custom_op/")}
+    assert {k: v for k, v in lines["forked"].items() if k not in lineage} == \
+           {k: v for k, v in lines["new"].items() if k not in lineage}
+    assert lines["forked"]["add/native/aoti_fresh_process"][0] == "pass"  # a loader forked from a forked zygote
