@@ -35,10 +35,11 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
+from harness.run.loader_zygote import ZYGOTE_PYTHON_VARIABLE
+
 REPO = Path(__file__).resolve().parents[1]
 STARTER = Path(__file__).with_name("command_starter.py")
 LAUNCHER = Path(__file__).with_name("zygote_launcher.py")
-ZYGOTE_PYTHON_VARIABLE = "TCM_ZYGOTE_PYTHON"  # harness.run.loader_zygote's: not imported here, this module starts light
 # Besides every TCM_* variable (see the module's docstring); pytest names the current test in PYTEST_CURRENT_TEST.
 _RUN_TIME_VARIABLES = ("TMPDIR", "PYTEST_CURRENT_TEST")
 _forked_cpu_s = 0.0
