@@ -33,7 +33,7 @@ import pytest  # noqa: F401  (what `harness run` imports besides torch and the C
 import torch  # noqa: F401
 import xdist.dsession  # noqa: F401
 import xdist.plugin  # noqa: F401
-from fork_server import serve
+from fork_server import become_module, serve
 from zygote_maker import serve as make_zygotes
 
 import harness.cli  # noqa: F401
@@ -41,15 +41,8 @@ import harness.cli  # noqa: F401
 
 def _become_command(request: dict) -> NoReturn:
     """In the forked child: become `python -m MODULE ARGS` started in the request's folder; never returns."""
-    import runpy
-    import tempfile
-
     if _zygotes.listener is not None:
         _zygotes.listener.close()
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
-    tempfile.tempdir = None
     streams = ((0, request["stdin"] or os.devnull, os.O_RDONLY),
                (1, request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
                (2, request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
@@ -57,9 +50,7 @@ def _become_command(request: dict) -> NoReturn:
         opened = os.open(path, flags, 0o644)
         os.dup2(opened, descriptor)
         os.close(opened)
-    sys.argv = ["-m", *request["argv"]]
-    sys.path[0] = os.getcwd()
-    runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+    become_module(request["module"], request["argv"], request["cwd"], request["env"])
     raise SystemExit(0)
 
 

@@ -1,5 +1,7 @@
 """The loop both starters of the suite run (tests/command_starter.py, tests/integration/script_starter.py): read one
-JSON request per line on stdin, fork a child for each, say on stdout when it is forked and when it has ended.
+JSON request per line on stdin, fork a child for each, say on stdout when it is forked and when it has ended; and
+what a forked child does to become `python -m MODULE` (`become_module`: the command starter's commands, the zygote
+maker's zygotes).
 
 Replies: `{"id", "pid"}` once forked; `{"id", "returncode", "cpu_s"}` once ended (`returncode` negative: the signal
 that ended it; `cpu_s`: its CPU time and that of the children it waited for). Closing stdin ends the loop once every
@@ -65,3 +67,23 @@ def serve(become_child: Callable[[dict], NoReturn], poll_s: float = 0.05, listen
             if pid in running:
                 _report({"id": running.pop(pid), "returncode": os.waitstatus_to_exitcode(status),
                          "cpu_s": usage.ru_utime + usage.ru_stime})
+
+
+def become_module(module: str, argv: list[str], cwd: str, env: dict[str, str]) -> None:
+    """In a forked child: run `python -m MODULE ARGV` as a new Python started in `cwd` with `env` would, in this process.
+
+    Its folder, its whole environment (`tempfile` forgets the folder it chose, for TMPDIR may differ), what Python reads
+    into `sys` as it starts (the bytecode settings), and `sys.argv` and `sys.path[0]` as `-m` sets them; the module
+    runs as `__main__`. Returns when the module returns; a `SystemExit` it raises goes on to the caller."""
+    import runpy
+    import tempfile
+
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    tempfile.tempdir = None
+    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+    sys.pycache_prefix = os.environ.get("PYTHONPYCACHEPREFIX") or None
+    sys.argv = ["-m", *argv]
+    sys.path[0] = os.getcwd()
+    runpy.run_module(module, run_name="__main__", alter_sys=True)

@@ -29,6 +29,8 @@ import socket
 import sys
 from typing import Any, NoReturn
 
+from fork_server import become_module
+
 ZYGOTE_MODULE = "harness.run.loader_zygote"
 # Read when a process uses them, not when it starts or imports torch: the controller names them per run (its caches,
 # its folder), or pytest sets them while it runs (the controller's pytest session, the terminal's size; an xdist
@@ -86,26 +88,15 @@ def _kill(pid: int) -> None:
 
 
 def _become_zygote(request: dict[str, Any], descriptors: list[int], others: list[socket.socket]) -> NoReturn:
-    """In the forked child: become `python -m harness.run.loader_zygote ARGS` as the stand-in was started; never
-    returns (the zygote leaves through its own exit)."""
-    import runpy
-    import tempfile
-
+    """In the forked child: become `python -m harness.run.loader_zygote ARGS` as the stand-in was started, in a session
+    of its own as the harness starts it; never returns (the zygote leaves through its own exit)."""
     for other in others:
         other.close()
     os.setsid()
     for target, descriptor in zip((0, 1, 2), descriptors):
         os.dup2(descriptor, target)
         os.close(descriptor)
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
-    tempfile.tempdir = None
-    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
-    sys.pycache_prefix = os.environ.get("PYTHONPYCACHEPREFIX") or None
-    sys.argv = ["-m", *request["python_args"][2:]]
-    sys.path[0] = os.getcwd()
-    runpy.run_module(ZYGOTE_MODULE, run_name="__main__", alter_sys=True)
+    become_module(ZYGOTE_MODULE, request["python_args"][2:], request["cwd"], request["env"])
     os._exit(0)
 
 

@@ -28,11 +28,14 @@ WORKER_REQUEST = b"W"  # a worker request's first byte
 STARTED_VARIABLE = "TCM_WORKER_START"  # what the worker was started by: zygote or spawn
 
 
-def _become_python(python_args: list[str], why: str) -> NoReturn:
-    for forwarded in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def _become_python(python_args: list[str], why: str, name: str, fallback_env: dict[str, str]) -> NoReturn:
+    for forwarded in FORWARDED:
         signal.signal(forwarded, signal.SIG_DFL)  # the new Python takes its signals itself
-    print(f"zygote_python: {why}; starting a new Python instead", file=sys.stderr, flush=True)
-    os.environ[STARTED_VARIABLE] = "spawn"
+    print(f"{name}: {why}; starting a new Python instead", file=sys.stderr, flush=True)
+    os.environ.update(fallback_env)
     os.execv(sys.executable, [sys.executable, *python_args])
 
 
@@ -44,53 +47,73 @@ def _code(python_args: list[str]) -> str | None:
     return python_args[-1]
 
 
-def main(argv: list[str]) -> int:
-    directory, python_args = argv[0], argv[1:]
-    worker: list[int] = []  # its pid, once the zygote has forked it
+def stand_in(address: str, request_byte: bytes, request: dict, python_args: list[str], name: str,
+             fallback_env: dict[str, str] | None = None, server: str = "zygote", child_kind: str = "worker") -> int:
+    """Have the server listening on `address` fork the process that `python ARGS` would have been, and stand in for it;
+    its exit status, or this process dies of the signal that ended it.
+
+    The server gets `request_byte` with this process's stdin, stdout and stderr, then `request` as one JSON line; it
+    answers `{"pid": P}` once it has forked (anything else: it refused, and `refused` may say why), then
+    `{"returncode": N}` when the child has ended. Signals that come before the pid is known are passed on then.
+    Where the server is not there, refuses or closes first, this process becomes `python ARGS` (exec) with
+    `fallback_env` added, and says why on stderr, prefixed with `name` (`server` and `child_kind` name the two in
+    its messages). This module's own `main` stands in for an xdist worker; the harness's test suite stands in for
+    a run's zygote the same way (tests/zygote_launcher.py)."""
+    fallback = fallback_env or {}
+    child: list[int] = []  # its pid, once the server has forked it
     held: list[int] = []  # signals that came before that: passed on as soon as the pid is known
 
     def pass_on(number: int, _frame: object) -> None:
-        if worker:
-            os.kill(worker[0], number)
+        if child:
+            os.kill(child[0], number)
         else:
             held.append(number)
 
-    for forwarded in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    for forwarded in FORWARDED:
         signal.signal(forwarded, pass_on)
-    code = _code(python_args)
-    if code is None:
-        _become_python(python_args, f"arguments {python_args!r} are not `-u -c CODE`")
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        connection.connect(os.path.join(directory, SOCKET))
+        connection.connect(address)
     except OSError as exc:
-        _become_python(python_args, f"no zygote in {directory} ({type(exc).__name__}: {exc})")
-    environment = dict(os.environ, **{STARTED_VARIABLE: "zygote"})
-    request = {"env": environment, "cwd": os.getcwd(), "code": code}
-    try:  # a zygote that refused to fork (its warm-up started CUDA) exits unread: a reset, not an empty line
-        socket.send_fds(connection, [WORKER_REQUEST], [0, 1, 2])
+        _become_python(python_args, f"no {server} at {address} ({type(exc).__name__}: {exc})", name, fallback)
+    try:  # a server that refuses unread (a zygote whose warm-up started CUDA) resets: not an empty line
+        socket.send_fds(connection, [request_byte], [0, 1, 2])
         connection.sendall((json.dumps(request) + "\n").encode())
         replies = connection.makefile("r")
         started = replies.readline()
     except OSError as exc:
-        _become_python(python_args, f"the zygote closed without starting a worker ({type(exc).__name__}: {exc})")
+        _become_python(python_args, f"the {server} closed without starting a {child_kind} ({type(exc).__name__}: {exc})",
+                       name, fallback)
     if not started:
-        _become_python(python_args, "the zygote closed without starting a worker")
+        _become_python(python_args, f"the {server} closed without starting a {child_kind}", name, fallback)
+    answer = json.loads(started)
+    if "pid" not in answer:
+        _become_python(python_args, f"the {server} refused: {answer.get('refused', answer)}", name, fallback)
     null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)  # the worker holds execnet's pipes now: its exit alone must close them
+    os.dup2(null, 0)  # the child holds our stdin and stdout now (execnet's pipes for a worker): its exit alone must close them
     os.dup2(null, 1)
-    worker.append(int(json.loads(started)["pid"]))
+    child.append(int(answer["pid"]))
     for number in held:
-        os.kill(worker[0], number)
+        os.kill(child[0], number)
     ended = replies.readline()
     if not ended:
-        print(f"zygote_python: the zygote closed before worker {worker[0]} ended", file=sys.stderr, flush=True)
+        print(f"{name}: the {server} closed before {child_kind} {child[0]} ended", file=sys.stderr, flush=True)
         return 1
     returncode = int(json.loads(ended)["returncode"])
-    if returncode < 0:  # the signal that ended the worker ends its stand-in too
+    if returncode < 0:  # the signal that ended the child ends its stand-in too
         signal.signal(-returncode, signal.SIG_DFL)
         os.kill(os.getpid(), -returncode)
     return returncode
+
+
+def main(argv: list[str]) -> int:
+    directory, python_args = argv[0], argv[1:]
+    spawned = {STARTED_VARIABLE: "spawn"}
+    code = _code(python_args)
+    if code is None:
+        _become_python(python_args, f"arguments {python_args!r} are not `-u -c CODE`", "zygote_python", spawned)
+    request = {"env": dict(os.environ, **{STARTED_VARIABLE: "zygote"}), "cwd": os.getcwd(), "code": code}
+    return stand_in(os.path.join(directory, SOCKET), WORKER_REQUEST, request, python_args, "zygote_python", spawned)
 
 
 if __name__ == "__main__":
