@@ -11,10 +11,10 @@ folder it chose, for TMPDIR may differ), its stdin, stdout and stderr from and t
 as `-m` sets them; it runs `harness/__main__.py` as `__main__`, and then ends as Python ends, through this module's
 own end: a `SystemExit` leaves through `main`, so Python's teardown runs (threads, atexit, flushing) and its exit
 status is the command's, and an uncaught exception is printed with status 1.
-Not forked from here: the catalogue's kernel modules (a command imports them itself) and anything the harness starts
-(its workers come from its zygote, its cells in process isolation are new Pythons, as they are for a user). A run's
-zygote is forked by this starter's zygote maker (tests/zygote_maker.py), a child forked when the first zygote is asked
-for on the socket named as this script's argument, which then warms up once as a zygote does.
+Not forked from here: the catalogue's kernel modules (a command imports them itself) and what the harness starts
+itself (its workers come from its zygote). A run's zygote and its cells' processes in process isolation are forked by
+this starter's zygote maker (tests/zygote_maker.py), a child forked when the first of them is asked for on the socket
+named as this script's argument, which then warms up once as a zygote does.
 
 Protocol (tests/fork_server.py's): one JSON line per command on stdin, `{"id", "module", "argv", "cwd", "env",
 "stdin", "stdout", "stderr"}` (`module`: what `-m` names, `harness` but in the starter's own tests; file paths;
@@ -55,7 +55,7 @@ def _become_command(request: dict) -> NoReturn:
 
 
 class _Zygotes:
-    """The socket the zygote stand-ins connect to (tests/zygote_launcher.py), and the maker it is handed to."""
+    """The socket the stand-ins connect to (tests/zygote_launcher.py), and the zygote maker it is handed to."""
 
     listener: socket.socket | None = None
     maker: int | None = None

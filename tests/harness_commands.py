@@ -8,9 +8,10 @@ environment that differs from every running starter's gets a starter of its own.
 (`TCM_*`, read when a command runs), TMPDIR (which the forked command makes `tempfile` read again) and pytest's
 PYTEST_CURRENT_TEST may differ between the commands one starter forks.
 
-A run's zygote is forked too, by the starter's zygote maker (tests/zygote_maker.py): each `harness` command is told to
-start its zygote through tests/zygote_launcher.py (harness.run.loader_zygote.ZYGOTE_PYTHON_VARIABLE), which asks the
-maker, and starts a new Python where the maker refuses (an environment the maker was not started with).
+A run's zygote and its cells' processes in process isolation are forked too, by the starter's zygote maker
+(tests/zygote_maker.py): each `harness` command is told to start them through tests/zygote_launcher.py
+(harness.run.python_command's two variables), which asks the maker, and starts a new Python where the maker refuses
+(an environment the maker was not started with).
 
 A test that needs the process itself (signals, output while it runs) starts `python -m harness` with subprocess, as
 before. The CPU time of the forked commands is counted (`forked_cpu_seconds`): tests/conftest.py adds it to a test's
@@ -35,7 +36,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
-from harness.run.loader_zygote import ZYGOTE_PYTHON_VARIABLE
+from harness.run.python_command import CELL_PYTHON_VARIABLE, ZYGOTE_PYTHON_VARIABLE
 
 REPO = Path(__file__).resolve().parents[1]
 STARTER = Path(__file__).with_name("command_starter.py")
@@ -65,7 +66,7 @@ class _Starter:
     def __init__(self, env: Mapping[str, str]) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="tcm-zygotes-"))
         address = str(self.folder / "maker.sock")
-        self.zygote_python = shlex.join([sys.executable, "-I", "-S", str(LAUNCHER), address])
+        self.launcher = shlex.join([sys.executable, "-I", "-S", str(LAUNCHER), address])
         self.process = subprocess.Popen([sys.executable, str(STARTER), address], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, cwd=REPO, env=dict(env))
         self.forked: dict[str, Future] = {}
@@ -142,7 +143,8 @@ def module_command(module: str, args: Sequence[str], *, cwd: Path | str = REPO, 
             starter = _Starter(env)
         _starters[key] = starter
     if module == "harness":
-        env.setdefault(ZYGOTE_PYTHON_VARIABLE, starter.zygote_python)
+        env.setdefault(ZYGOTE_PYTHON_VARIABLE, starter.launcher)
+        env.setdefault(CELL_PYTHON_VARIABLE, starter.launcher)
     folder = Path(tempfile.mkdtemp(prefix="tcm-command-"))
     try:
         stdin = None

@@ -22,7 +22,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from harness.run.death import death_evidence
 from harness.run.fresh_python import run_fresh_python
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, ZygoteUnavailable, run_loader
 from harness.run.options import DEFAULT_ISOLATION, FORKED_ISOLATION, ISOLATION_MODES
+from harness.run.python_command import CELL_PYTHON_VARIABLE, python_command
 from harness.run.worker_mode import run_in_worker
 
 LOG_TAIL_CHARS = 1000
@@ -60,7 +60,7 @@ def child_main(request: CellRequest, workdir: Path) -> int:
 def _run_process(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[int | None, bool]:
     with open(workdir / "child.log", "ab") as log:
         child = subprocess.Popen(
-            [sys.executable, "-m", "harness.run.cell_worker", str(workdir)],
+            [*python_command(CELL_PYTHON_VARIABLE), "-m", "harness.run.cell_worker", str(workdir)],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         try:

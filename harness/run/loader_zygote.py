@@ -41,7 +41,6 @@ import fcntl
 import json
 import os
 import select
-import shlex
 import shutil
 import signal
 import socket
@@ -58,6 +57,7 @@ from harness.atomic import write_text_atomic
 from harness.process_exit import exit_without_final_collection
 from harness.run.caches import isa_probes_folder, keep_isa_probes, probe_outputs, seed_isa_probes
 from harness.run.environment import enter_tier
+from harness.run.python_command import ZYGOTE_PYTHON_VARIABLE, python_command
 from harness.run.warm_imports import warm_imports
 from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
 
@@ -164,7 +164,8 @@ def ensure_started(directory: Path, owner_pid: int, tier: str) -> int:
         (directory / SOCKET).unlink(missing_ok=True)
         with open(directory / LOG, "a") as log:
             process = subprocess.Popen(
-                [*zygote_python(), "-m", "harness.run.loader_zygote", str(directory), str(owner_pid), tier],
+                [*python_command(ZYGOTE_PYTHON_VARIABLE), "-m", "harness.run.loader_zygote", str(directory), str(owner_pid),
+                 tier],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,  # outlives the (forked) cell that started it; the owner's end ends it
             )
@@ -175,16 +176,6 @@ def ensure_started(directory: Path, owner_pid: int, tier: str) -> int:
                 raise ZygoteUnavailable(f"the loader zygote did not start (exit {process.poll()}): {_log_tail(directory)}")
             time.sleep(0.05)
         return process.pid
-
-
-# A command line that stands in for `python` when a zygote starts (default: this Python). The harness's own test suite
-# names one that has its zygotes forked from a process that already warmed up (tests/zygote_launcher.py).
-ZYGOTE_PYTHON_VARIABLE = "TCM_ZYGOTE_PYTHON"
-
-
-def zygote_python() -> list[str]:
-    """What starts a zygote: ZYGOTE_PYTHON_VARIABLE's command line, else this Python."""
-    return shlex.split(os.environ.get(ZYGOTE_PYTHON_VARIABLE, "")) or [sys.executable]
 
 
 def run_loader(directory: Path, owner_pid: int, tier: str, module: str, argv: list[str], env: dict[str, str],

@@ -1,18 +1,19 @@
-"""The suite's zygotes are forked by a maker (tests/zygote_maker.py) only where a new Python would be the same, and
-a run gives the same results either way."""
+"""The suite's zygotes and process-isolation cells are forked by a maker (tests/zygote_maker.py) only where a new
+Python would be the same, and a run gives the same results either way."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
 
 import pytest
 from harness_commands import harness_command
-from zygote_maker import ZYGOTE_MODULE, refusal
+from zygote_maker import CELL_MODULE, ZYGOTE_MODULE, refusal
 
 from harness.results import read_results
-from harness.run.loader_zygote import ZYGOTE_PYTHON_VARIABLE
+from harness.run.python_command import CELL_PYTHON_VARIABLE, ZYGOTE_PYTHON_VARIABLE
 
 LINEAGE = Path(__file__).resolve().parents[1] / "integration" / "plugins" / "zygote_lineage_kernels.py"
 OWN = {"PATH": "/usr/bin", "OMP_NUM_THREADS": "2", "TMPDIR": "/tmp/a", "TCM_RUN_CACHES": "/tmp/r1",
@@ -21,6 +22,13 @@ OWN = {"PATH": "/usr/bin", "OMP_NUM_THREADS": "2", "TMPDIR": "/tmp/a", "TCM_RUN_
 
 def _request(env: dict[str, str], tier: str = "cpu", module: str = ZYGOTE_MODULE) -> dict:
     return {"env": env, "cwd": "/", "python_args": ["-m", module, "/tmp/dir", "123", tier]}
+
+
+def _cell_request(tmp_path: Path, env: dict[str, str], tier: str = "cpu") -> dict:
+    """A cell's process in process isolation: its tier is in the request.json of its folder (harness.run.isolation)."""
+    (tmp_path / "cell").mkdir(parents=True)
+    (tmp_path / "cell" / "request.json").write_text(json.dumps({"kernel": "add", "tier": tier}))
+    return {"env": env, "cwd": str(tmp_path), "python_args": ["-m", CELL_MODULE, "cell"]}
 
 
 def test_a_zygote_is_forked_where_only_variables_read_later_differ():
@@ -35,30 +43,50 @@ def test_a_zygote_is_forked_where_only_variables_read_later_differ():
     (_request({**OWN, "OMP_NUM_THREADS": "1"}), None, "the environment differs in OMP_NUM_THREADS"),
     (_request({k: v for k, v in OWN.items() if k != "PATH"}), None, "the environment differs in PATH"),
     (_request(OWN, tier="gpu"), "cpu", "warmed up for the cpu tier, asked for gpu"),
-    (_request(OWN, module="harness.cli"), None, "not `-m harness.run.loader_zygote DIR OWNER TIER`"),
+    (_request(OWN, module="harness.cli"), None,
+     "not `-m harness.run.loader_zygote DIR OWNER TIER` nor `-m harness.run.cell_worker WORKDIR`"),
 ])
 def test_a_zygote_is_refused_where_a_new_python_would_differ(request_, warmed_for, why):
     assert why in refusal(request_, OWN, warmed_for)
 
 
+def test_a_cell_is_forked_or_refused_by_the_tier_its_request_names(tmp_path):
+    later = {**OWN, "TMPDIR": "/tmp/b", "TRITON_INTERPRET": "1", "PYTEST_XDIST_WORKER": "gw0"}
+    assert refusal(_cell_request(tmp_path / "a", later), OWN, "cpu") is None
+    assert refusal(_cell_request(tmp_path / "b", OWN, tier="gpu"), OWN, "cpu") == "warmed up for the cpu tier, asked for gpu"
+    assert "differs in OMP_NUM_THREADS" in refusal(_cell_request(tmp_path / "c", {**OWN, "OMP_NUM_THREADS": "1"}), OWN, None)
+    missing = {"env": OWN, "cwd": str(tmp_path), "python_args": ["-m", CELL_MODULE, "nowhere"]}
+    assert "nor `-m harness.run.cell_worker WORKDIR` (its request.json read)" in refusal(missing, OWN, None)
+
+
+# What the lineage plug-in's failing cell says in each way a run's processes start, per isolation.
+STARTED = {("worker", "forked"): "in a process the suite's zygote maker forked",
+           ("worker", "new"): "in a Python the harness started: -m harness.run.loader_zygote",
+           ("process", "forked"): "in a process the suite's zygote maker forked",
+           ("process", "new"): "in a Python the harness started: -m harness.run.cell_worker"}
+
+
 @pytest.mark.slow
-def test_a_forked_zygote_gives_the_results_of_a_new_pythons_zygote(tmp_path):
-    """The same run twice: its zygote forked by the maker (harness_command's default), then started as a new Python
-    (TCM_ZYGOTE_PYTHON naming this Python). The lineage plug-in's line tells which one its worker came from; every
-    other cell, `aoti_fresh_process`'s loaders among them (a loader reports any kernel module imported), is the same:
-    outcome, stage and error line."""
+@pytest.mark.parametrize("isolation, pipelines", [("worker", "eager,aoti_fresh_process"), ("process", "eager")])
+def test_a_forked_process_gives_the_results_of_a_new_python(tmp_path, isolation, pipelines):
+    """The same run twice: its zygote and its process-isolation cells forked by the maker (harness_command's default),
+    then started as new Pythons (TCM_ZYGOTE_PYTHON and TCM_CELL_PYTHON naming this Python). The lineage plug-in's line
+    tells which one ran its cells; every other cell, `aoti_fresh_process`'s loaders among them (a loader reports any
+    kernel module imported), is the same: outcome, stage and error line."""
     lines = {}
     for how, python in (("forked", None), ("new", sys.executable)):
-        env = dict(os.environ) if python is None else {**os.environ, ZYGOTE_PYTHON_VARIABLE: python}
+        env = dict(os.environ) if python is None else {**os.environ, ZYGOTE_PYTHON_VARIABLE: python,
+                                                       CELL_PYTHON_VARIABLE: python}
         output = tmp_path / f"{how}.jsonl"
         completed = harness_command(["run", "--tier", "cpu", "--kernels-from", str(LINEAGE), "-k", "zygote_lineage,add",
-                                     "-s", "native,custom_op", "-p", "eager,aoti_fresh_process", "-n", "1",
+                                     "-s", "native,custom_op", "-p", pipelines, "-n", "1", "--isolation", isolation,
                                      "-o", str(output)], env=env, timeout=600)
         assert completed.returncode in (0, 1), completed.stdout[-3000:] + completed.stderr[-3000:]
         lines[how] = {cell.id: (cell.outcome, cell.stage, cell.error) for cell in read_results(output).cells}
-    assert lines["forked"]["zygote_lineage/custom_op/eager"][2].endswith("forked by a zygote the suite's maker forked")
-    assert lines["new"]["zygote_lineage/custom_op/eager"][2].endswith("forked by the controller's own zygote")
+    for how in lines:
+        assert lines[how]["zygote_lineage/custom_op/eager"][2].endswith(STARTED[isolation, how])
     lineage = {cell for cell in lines["forked"] if cell.startswith("zygote_lineage/custom_op/")}
     assert {k: v for k, v in lines["forked"].items() if k not in lineage} == \
            {k: v for k, v in lines["new"].items() if k not in lineage}
-    assert lines["forked"]["add/native/aoti_fresh_process"][0] == "pass"  # a loader forked from a forked zygote
+    if isolation == "worker":
+        assert lines["forked"]["add/native/aoti_fresh_process"][0] == "pass"  # a loader forked from a forked zygote

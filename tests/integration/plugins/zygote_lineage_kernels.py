@@ -1,27 +1,24 @@
-"""A plug-in whose launch fails with a line that says where the worker running it came from.
+"""A plug-in whose launch fails with a line that says how the process running it was started.
 
-`zygote_lineage` is the built-in `add` whose launch raises `RuntimeError("forked by the controller's own zygote")`
-when the worker's parent (the run's zygote) is a child of the run's controller, as when the harness starts the zygote
-as a new Python, and `RuntimeError("forked by a zygote the suite's maker forked")` otherwise (tests/zygote_maker.py).
-Its control (`native`) passes. tests/unit/test_zygote_maker.py reads the line.
+`zygote_lineage` is the built-in `add` whose launch raises `RuntimeError("in a process the suite's zygote maker
+forked")` when the process came from the suite's zygote maker (tests/zygote_maker.py: its Python was started as
+tests/command_starter.py), and `RuntimeError("in a Python the harness started: -m MODULE")` otherwise: a worker forked
+from a zygote the harness started as a new Python (`-m harness.run.loader_zygote`), or a cell's own new Python in
+process isolation (`-m harness.run.cell_worker`). A forked process keeps the `sys.orig_argv` of the Python it was
+forked from. Its control (`native`) passes. tests/unit/test_zygote_maker.py reads the line.
 """
 
 import dataclasses
-import os
+import sys
 
 from kernels import add
 
 
-def _parent_of(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as stat:
-        return int(stat.read().rsplit(")", 1)[1].split()[1])
-
-
 def launch(wrap, x, y):
-    zygote, owner = os.getppid(), int(os.environ["TCM_LOADER_OWNER"])  # harness.run.loader_zygote's variable
-    if _parent_of(zygote) == owner:
-        raise RuntimeError("forked by the controller's own zygote")
-    raise RuntimeError("forked by a zygote the suite's maker forked")
+    started = sys.orig_argv[1:]
+    if any(argument.endswith("command_starter.py") for argument in started):
+        raise RuntimeError("in a process the suite's zygote maker forked")
+    raise RuntimeError(f"in a Python the harness started: {' '.join(started[:2])}")
 
 
 SPEC = dataclasses.replace(add.SPEC, name="zygote_lineage", launch=launch)
