@@ -55,6 +55,7 @@ from typing import Any
 
 from harness.atomic import write_text_atomic
 from harness.process_exit import exit_without_final_collection
+from harness.run.aoti_header import start_building_header
 from harness.run.caches import isa_probes_folder, keep_isa_probes, probe_outputs, seed_isa_probes
 from harness.run.environment import enter_tier
 from harness.run.python_command import ZYGOTE_PYTHON_VARIABLE, python_command
@@ -598,6 +599,8 @@ def serve(directory: Path, owner_pid: int, tier: str) -> None:
     if tier == "gpu" and not _fork_is_clean():
         print("the warm-up started CUDA: a forked child could not use it; nothing is forked", flush=True)
         return
+    if tier == "gpu":  # its child is reaped with the loaders forked ahead (_ReadyLoaders.ended ignores it)
+        start_building_header("cuda")
     _record_warmup(directory, started, time.time())
     print(f"zygote {os.getpid()} ready: torch and Inductor imported, CPU ISA probed", flush=True)
     ready = _ReadyLoaders(ready_count(tier), tier)
