@@ -54,8 +54,9 @@ def test_a_bad_repeat_is_refused(text):
 @pytest.mark.slow
 def test_a_kernel_that_fails_every_other_run_is_flaky_and_its_neighbours_are_not(tmp_path):
     """Real cells: flaky_add raises in every odd-numbered launch process (a counter file), add never does; each
-    run in a new Python (--isolation process), since worker isolation repeats a cell in the same process. One
-    style that launches (`raw`) beside the control: a repeat is a new Python whichever style launched."""
+    run in a process of its own (--isolation process; forked by the suite's zygote maker), since worker isolation
+    repeats a cell in the same process. One style that launches (`raw`) beside the control: a repeat is a process of
+    its own whichever style launched."""
     counter_dir = tmp_path / "counter"
     counter_dir.mkdir()
     output = tmp_path / "r.jsonl"

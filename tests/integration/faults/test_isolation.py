@@ -6,8 +6,9 @@ itself: a crash, an exit or a hang ends that worker and a new one takes over, an
 and then raises (fault_dirty, fault_dirty_torch) is recorded, then its worker retires. Worker mode's faulty run
 and the clean run (the witnesses alone, in worker mode) are the fault table's (fault_runs.py: one run per
 mechanism); process mode's faulty run is this module's own, held to the same clean run. Process mode asks `raw`
-beside the control: a cell in a new Python dies the same way whichever style launched, and each of its cells pays
-a new Python (worker mode asks `custom_op` too).
+beside the control: a cell in a process of its own dies the same way whichever style launched, and each of its cells
+pays a process (forked by the suite's zygote maker where it can: tests/zygote_maker.py; worker mode asks `custom_op`
+too).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from fault_runs import FAULTS_MODULE, LAUNCHING_STYLES, REPO, TIMEOUT_S, WITNESS
 from harness.results import CellResult
 
 FAULT_KERNELS = ["fault_segfault", "fault_abort", "fault_hang", "fault_exit", "fault_dirty", "fault_dirty_torch"]
-# Process mode's per-cell limit (what fault_hang waits for) includes its new Python's import of torch: on two cores
-# at load 7-9 a native control took over 15 s there and was recorded `timeout`.
+# Process mode's per-cell limit (what fault_hang waits for) includes its process's start: forked by the suite's zygote
+# maker it is about a second, but where the maker refuses (tests/zygote_maker.py) a new Python imports torch, and on
+# two cores at load 7-9 a native control then took over 15 s and was recorded `timeout`.
 PROCESS_TIMEOUT_S = 45
 STYLES = {"worker": LAUNCHING_STYLES["eager"], "process": ["raw"]}  # the styles that launch, per mode
 TIMEOUT = {"worker": TIMEOUT_S["eager"], "process": PROCESS_TIMEOUT_S}
