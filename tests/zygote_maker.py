@@ -37,6 +37,8 @@ from typing import Any, NoReturn
 
 from fork_server import become_module
 
+from harness.run.loader_zygote import went_away
+
 ZYGOTE_MODULE = "harness.run.loader_zygote"
 CELL_MODULE = "harness.run.cell_worker"
 # Read when a process uses them, not when it starts or imports torch: the controller names them per run (its caches,
@@ -94,14 +96,6 @@ def _send(connection: socket.socket, message: dict[str, Any]) -> None:
         pass  # its stand-in is gone: nobody to tell
 
 
-def _went_away(connection: socket.socket) -> bool:
-    """A stand-in only ever waits: a readable connection means it closed."""
-    try:
-        return not connection.recv(1)
-    except OSError:
-        return True
-
-
 def _kill(pid: int, group: bool) -> None:
     """SIGKILL to the process, or to its process group (it leads one: it called setsid)."""
     try:
@@ -134,7 +128,7 @@ def serve(listener: socket.socket, starter_pid: int) -> NoReturn:
     while os.getppid() == starter_pid or running:
         readable = select.select([listener, *running.values()], [], [], 0.1)[0]
         for pid, connection in running.items():
-            if connection in readable and _went_away(connection):
+            if connection in readable and went_away(connection):
                 _kill(pid, group=pid in cells)  # its stand-in is gone (SIGKILL, which it cannot pass on): so is it
         if listener in readable and os.getppid() == starter_pid:
             connection, _ = listener.accept()

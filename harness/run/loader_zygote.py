@@ -570,8 +570,9 @@ def _read_request(connection: socket.socket) -> tuple[dict[str, Any], list[int]]
     return request, descriptors
 
 
-def _went_away(client: socket.socket) -> bool:
-    """A worker's caller only ever waits: a readable connection means it closed."""
+def went_away(client: socket.socket) -> bool:
+    """For a caller that only ever waits (a worker's stand-in, harness.run.zygote_python; the suite's zygote maker's
+    stand-ins): a readable connection means it closed."""
     try:
         return not client.recv(1)
     except OSError:
@@ -622,7 +623,7 @@ def _serve_requests(listener: socket.socket, owner_pid: int, ready: _ReadyLoader
         for channel in (channel for channel in readable if channel in unheard):
             ready.heard(channel)
         for client in (client for client in readable if client in workers):
-            if _went_away(client) and workers[client] not in killed:
+            if went_away(client) and workers[client] not in killed:
                 os.kill(workers[client], signal.SIGKILL)  # its caller (harness.run.zygote_python) is gone: so is the worker
                 killed.add(workers[client])
         if listener in readable and _alive(owner_pid):
