@@ -78,7 +78,7 @@ class _Starter:
         assert self.process.stdout is not None
         for line in self.process.stdout:
             reply = json.loads(line)
-            if "id" not in reply:  # a zygote the maker forked has ended: its CPU time
+            if "id" not in reply:  # a zygote or cell the maker forked has ended: its CPU time
                 _count_cpu(reply["cpu_s"])
                 continue
             with self.lock:
