@@ -14,8 +14,11 @@ from harness.results import read_results
 from harness.vocab import STYLES
 
 REPO = Path(__file__).resolve().parents[2]
-# A representative subset that fits CI: one family member of each kind, every style.
-PIPELINES = ["eager", "eager_backward", "compile_fullgraph", "cudagraphs", "compile_visible",
+# A representative subset that fits CI: one family member of each kind, every style. Not `compile_visible`: on this
+# tier Dynamo traces into the interpreter's launch for `raw`, `autograd_function` and `wrap_triton` before it fails
+# on a fake tensor (two thirds of this run's time when it was asked); a passing and a failing `compile_visible` cell run
+# through the harness in tests/integration/test_repro.py.
+PIPELINES = ["eager", "eager_backward", "compile_fullgraph", "cudagraphs",
              "export_nonstrict", "aoti", "flop_counter", "cpu_fallback", "tensor_subclass", "vmap", "opcheck"]
 pytestmark = pytest.mark.slow
 

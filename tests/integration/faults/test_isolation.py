@@ -26,8 +26,8 @@ from harness.results import CellResult
 FAULT_KERNELS = ["fault_segfault", "fault_abort", "fault_hang", "fault_exit", "fault_dirty", "fault_dirty_torch"]
 # Process mode's per-cell limit (what fault_hang waits for) includes its process's start: forked by the suite's zygote
 # maker it is about a second, but where the maker refuses (tests/zygote_maker.py) a new Python imports torch, and on
-# two cores at load 7-9 a native control then took over 15 s and was recorded `timeout`.
-PROCESS_TIMEOUT_S = 45
+# two cores at load 7-9 a native control then took over 15 s and was recorded `timeout`. fault_hang waits for it.
+PROCESS_TIMEOUT_S = 25
 STYLES = {"worker": LAUNCHING_STYLES["eager"], "process": ["raw"]}  # the styles that launch, per mode
 TIMEOUT = {"worker": TIMEOUT_S["eager"], "process": PROCESS_TIMEOUT_S}
 
