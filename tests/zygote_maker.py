@@ -9,13 +9,14 @@ suite's runs start about 50 of those too. A process forked from here has done th
 probe's answer are imported and cached, nothing else, no kernel module, as in the new Python it stands for (a cell so
 forked is what `forked` isolation's child is: harness.run.isolation).
 
-What must match: the process's environment, but for the variables read after it starts (IGNORED below and every
-TCM_* variable), must be this process's (the command starter's, with which torch was imported), and its tier (the
-zygote's argument, the cell's request.json) the one warmed for; otherwise the maker refuses and the stand-in starts a
-new Python, as the harness would have. A forked process becomes `python -m MODULE ARGS`: a session of its own (the
-harness starts both so), the stand-in's stdin, stdout and stderr, folder and environment, `sys.argv` as `-m` sets
-them. A stand-in that goes away (the harness kills a timed-out cell's process group with SIGKILL, which a stand-in
-cannot pass on) takes its process with it: a zygote alone, a cell's process with its group.
+What must match: the process's environment, but for the variables read after it starts (IGNORED below and every TCM_*
+variable) and the thread count (THREADS below, which the forked process sets), must be this process's (the command
+starter's, with which torch was imported), and its tier (the zygote's argument, the cell's request.json) the one
+warmed for; otherwise the maker refuses and the stand-in starts a new Python, as the harness would have. A forked
+process becomes `python -m MODULE ARGS`: a session of its own (the harness starts both so), the stand-in's stdin,
+stdout and stderr, folder and environment, `sys.argv` as `-m` sets them. A stand-in that goes away (the harness kills
+a timed-out cell's process group with SIGKILL, which a stand-in cannot pass on) takes its process with it: a zygote
+alone, a cell's process with its group.
 
 Protocol: the stand-in connects, sends one byte (b"Z") with its descriptors 0, 1 and 2, then one JSON line
 `{"env", "cwd", "python_args"}`; the maker answers `{"pid": P}` or `{"refused": WHY}`, and, once the process has
@@ -51,11 +52,26 @@ IGNORED = ("TMPDIR", "PYTEST_CURRENT_TEST", "TORCHINDUCTOR_CACHE_DIR", "TRITON_C
 # Read when Python starts, into `sys`: a forked process sets them there as a new Python would
 # (harness.run.bytecode points a run's Pythons at a bytecode cache where the environment forbids one).
 BYTECODE = ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")
+# Read when torch is imported: the size of PyTorch's intra-op pool, OpenMP's and MKL's. A run with several workers sets
+# it for each of its processes (harness.run.environment.share_cores), so a process asked with another count than this
+# one's is forked and sizes them with `torch.set_num_threads`, which sets all three, as a new Python would have them.
+THREADS = "OMP_NUM_THREADS"
 
 
 def _start_time_variables(environment: dict[str, str]) -> dict[str, str]:
     return {name: value for name, value in environment.items()
-            if not name.startswith(("TCM_", "PYTEST_XDIST_")) and name not in IGNORED + BYTECODE}
+            if not name.startswith(("TCM_", "PYTEST_XDIST_")) and name not in IGNORED + BYTECODE + (THREADS,)}
+
+
+def thread_count(request: dict[str, Any], own: dict[str, str]) -> int | None:
+    """The thread count the forked process must set, where the one asked differs from this process's; None where
+    they are the same."""
+    asked = request["env"].get(THREADS)
+    if asked == own.get(THREADS):
+        return None
+    if asked is None or not asked.isdigit() or int(asked) < 1:
+        raise ValueError(f"the environment differs in {THREADS} ({asked!r}), which torch.set_num_threads cannot give")
+    return int(asked)
 
 
 def tier_of(request: dict[str, Any]) -> str | None:
@@ -80,7 +96,13 @@ def refusal(request: dict[str, Any], own: dict[str, str], warmed_for: str | None
         return f"warmed up for the {warmed_for} tier, asked for {tier}"
     asked, mine = _start_time_variables(request["env"]), _start_time_variables(own)
     differing = sorted(name for name in asked.keys() | mine.keys() if asked.get(name) != mine.get(name))
-    return f"the environment differs in {', '.join(differing)}" if differing else None
+    if differing:
+        return f"the environment differs in {', '.join(differing)}"
+    try:
+        thread_count(request, own)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _read_request(connection: socket.socket) -> tuple[dict[str, Any], list[int]]:
@@ -104,12 +126,17 @@ def _kill(pid: int, group: bool) -> None:
         pass
 
 
-def _become_asked(request: dict[str, Any], descriptors: list[int], others: list[socket.socket]) -> NoReturn:
+def _become_asked(request: dict[str, Any], descriptors: list[int], others: list[socket.socket],
+                  threads: int | None) -> NoReturn:
     """In the forked child: become `python -m MODULE ARGS` as the stand-in was started, in a session of its own as the
-    harness starts it; never returns (the process leaves through its own exit)."""
+    harness starts it, with the thread count asked; never returns (the process leaves through its own exit)."""
     for other in others:
         other.close()
     os.setsid()
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
     for target, descriptor in zip((0, 1, 2), descriptors):
         os.dup2(descriptor, target)
         os.close(descriptor)
@@ -151,9 +178,10 @@ def serve(listener: socket.socket, starter_pid: int) -> NoReturn:
                 os.environ.update(own)  # the warm-up entered the tier; each process gets its stand-in's environment
             sys.stdout.flush()
             sys.stderr.flush()
+            threads = thread_count(request, own)
             pid = os.fork()
             if pid == 0:
-                _become_asked(request, descriptors, [listener, connection, *running.values()])
+                _become_asked(request, descriptors, [listener, connection, *running.values()], threads)
             for descriptor in descriptors:
                 os.close(descriptor)
             _send(connection, {"pid": pid})
