@@ -24,6 +24,7 @@ from harness.report.page.html_cli import add_parser as add_html_parser
 from harness.report.upstream.tutorial_command import add_parser as add_tutorial_parser
 from harness.repro_command import add_parser as add_repro_parser
 from harness.results import ResultsFileError, ResultsWriter, read_results
+from harness.run.bytecode import enable_bytecode_cache
 from harness.run.confirm import CellRerunner, changed_cells, confirm_changes
 from harness.run.environment import describe, environment_tag
 from harness.run.isolation import run_isolated
@@ -267,6 +268,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_and_exit() -> NoReturn:
-    """Entry point of `python -m harness` and `triton-matrix`: `main`, then the process ends without its last
-    collection (harness.process_exit)."""
+    """Entry point of `python -m harness` and `triton-matrix`: the bytecode cache turned on, `main`, then the process
+    ends without its last collection (harness.process_exit).
+
+    The cache first (harness.run.bytecode): loading the kernels is a command's first import of torch, and enter_tier
+    turned the cache on only after it. Where the environment forbids bytecode and the installed torch has none beside
+    its sources, every run's controller compiled torch's modules from source (docs/benchmarks.md, "Fourteenth
+    round")."""
+    enable_bytecode_cache()
     exit_without_final_collection(main())

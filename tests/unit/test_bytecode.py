@@ -1,5 +1,6 @@
 """The bytecode cache a run gives its child Pythons where PYTHONDONTWRITEBYTECODE forbids one."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -62,3 +63,19 @@ def test_the_process_that_turns_it_on_writes_its_own_bytecode_under_the_prefix(t
     assert done.stdout.split() == ["False", str(prefix)]
     assert "tcm_probe_later" in {p.name.split(".")[0] for p in prefix.rglob("*.pyc")}
     assert not (source / "__pycache__").exists(), "nothing is written beside the source"
+
+
+
+def test_a_command_imports_torch_with_the_cache_on(tmp_path: Path) -> None:
+    """A command's first import of torch is its kernels' (harness.domain.registry, before enter_tier turns the cache
+    on): the entry point turns it on first. Without that, a controller started with PYTHONDONTWRITEBYTECODE compiled
+    torch from source on every run where the installed torch has no bytecode beside it. With a prefix set, Python
+    reads and writes a module's bytecode only under it: torch's is there once the command has imported it."""
+    environ = {k: v for k, v in os.environ.items() if k != PREFIX}
+    environ.update({DONT_WRITE: "1", "TMPDIR": str(tmp_path)})  # the default prefix is under the temporary folder
+    done = subprocess.run([sys.executable, "-m", "harness", "list"], env=environ, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    torch_folder = Path(importlib.util.find_spec("torch").origin).parent.as_posix()
+    cached = [path for path in tmp_path.rglob("__init__.*.pyc") if path.parent.as_posix().endswith(torch_folder)]
+    assert cached, "torch was imported with no bytecode cache"
