@@ -11,7 +11,8 @@ which is what PYTHONDONTWRITEBYTECODE usually protects. Bytecode changes no resu
 cached file against its source's mtime and size. A PYTHONPYCACHEPREFIX the user set is kept, and so
 is PYTHONDONTWRITEBYTECODE with it.
 
-The process that turns the cache on uses it too, from then on: a run's controller was started with
+The process that turns the cache on uses it too, from then on; the CLI's entry point turns it on before a command
+imports torch (harness.cli.run_and_exit). A run's controller was started with
 PYTHONDONTWRITEBYTECODE, so pytest rewrote the asserts of the harness's ~100 plugin modules on every run,
 uncached (about 1 CPU-second a run on two cores, docs/maintainers.md, "The harness's own tests"); pytest keeps
 its rewritten modules under `sys.pycache_prefix` when one is set.
