@@ -65,7 +65,6 @@ def test_the_process_that_turns_it_on_writes_its_own_bytecode_under_the_prefix(t
     assert not (source / "__pycache__").exists(), "nothing is written beside the source"
 
 
-
 def test_a_command_imports_torch_with_the_cache_on(tmp_path: Path) -> None:
     """A command's first import of torch is its kernels' (harness.domain.registry, before enter_tier turns the cache
     on): the entry point turns it on first. Without that, a controller started with PYTHONDONTWRITEBYTECODE compiled
