@@ -26,7 +26,7 @@ from harness.repro_command import add_parser as add_repro_parser
 from harness.results import ResultsFileError, ResultsWriter, read_results
 from harness.run.bytecode import enable_bytecode_cache
 from harness.run.confirm import CellRerunner, changed_cells, confirm_changes
-from harness.run.environment import describe, environment_tag
+from harness.run.environment import describe, environment_tag, resolve_tier
 from harness.run.isolation import run_isolated
 from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR, add_cli_options, pytest_arguments
@@ -36,6 +36,7 @@ from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelin
 from harness.run.shard import parse_shard
 from harness.run.subsets import describe_default
 from harness.run.workers import resolve_worker_count, workers_for_groups
+from harness.run.zygote_ahead import zygote_ahead
 from harness.vocab import CALL_SITE_PIPELINES, CALL_SITE_STYLES, PIPELINE_FAMILIES, STYLES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +50,16 @@ def _add_run_parser(subparsers: Any) -> None:
 
 
 def command_run(args: argparse.Namespace) -> int:
-    """Plan, run the cells through pytest, confirm what changed against the baseline, then say what regressed."""
+    """Plan, run the cells through pytest, confirm what changed against the baseline, then say what regressed.
+
+    The run's zygote starts first, before the kernels load (harness.run.zygote_ahead); it needs only the tier."""
+    _check_options_before_the_kernels(args)
+    args.tier = resolve_tier(args.tier)  # without importing torch; `auto` becomes what it found
+    with zygote_ahead(args.tier, args.isolation) as ahead:
+        return _plan_and_run(args, ahead)
+
+
+def _plan_and_run(args: argparse.Namespace, ahead: Path | None) -> int:
     plan, tier, workers = _plan_run(args)
     output = plan.output
     summary = Path(args.summary) if args.summary else output.with_suffix(".md")
@@ -63,7 +73,7 @@ def command_run(args: argparse.Namespace) -> int:
     if not plan.to_run and not plan.resume:
         print(f"shard {plan.shard}: no cells in this shard of the selection; nothing to run, nothing written")
         return 0
-    code = _run_pytest(args, plan, tier, workers)
+    code = _run_pytest(args, plan, tier, workers, ahead)
     if code is not None:
         return code
     try:
@@ -86,7 +96,6 @@ def command_run(args: argparse.Namespace) -> int:
 
 def _plan_run(args: argparse.Namespace) -> tuple[Any, str, int]:
     """The run's plan (selection, shard, resume, repeat), its tier and its worker count; bad input is a CliError."""
-    _check_options_before_the_kernels(args)
     loaded = load_tier_and_specs(args)
     tier = loaded["tier"]
     with cli_errors(SelectionError, ValueError):
@@ -132,16 +141,16 @@ def _refuse_existing(args: argparse.Namespace, plan: Any, output: Path, summary:
     check_writable(summary)
 
 
-def _run_pytest(args: argparse.Namespace, plan: Any, tier: str, workers: int) -> int | None:
+def _run_pytest(args: argparse.Namespace, plan: Any, tier: str, workers: int, ahead: Path | None) -> int | None:
     """Run the planned cells; None when pytest finished (whatever the cells did), else the exit code to return."""
     import pytest
-
 
     values = vars(args) | {"tier": tier, "output": str(plan.output), "overwrite": not plan.resume,
                            "resume": str(plan.output) if plan.resume else None}
     pytest_args = [str(MATRIX_DIR), "-q", "--no-header", "-p", "no:cacheprovider", "-p", "no:warnings", "-p", "no:benchmark",
                    "--rootdir", str(REPO_ROOT), "--matrix-progress",
-                   *pytest_arguments(values), "-n", str(workers), "--dist", "loadgroup", *args.pytest_args]
+                   *pytest_arguments(values), "-n", str(workers), "--dist", "loadgroup",
+                   *(["--matrix-zygote-ahead", str(ahead)] if ahead else []), *args.pytest_args]
     try:
         code = pytest.main(pytest_args) if plan.to_run else pytest.ExitCode.OK
     except KeyboardInterrupt:  # outside pytest's own handling

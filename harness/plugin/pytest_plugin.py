@@ -46,6 +46,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_pytest_options(group)  # harness.run.options: the same table builds `harness run`'s flags
     group.addoption("--matrix-progress", action="store_true",
                     help="a live count instead of pytest's per-test output (what `harness run` asks)")
+    group.addoption("--matrix-zygote-ahead", metavar="DIR", default=None,
+                    help="the folder of a zygote this process started before pytest (what `harness run` does: "
+                         "harness.run.zygote_ahead); the run forks its workers from it")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -235,20 +238,22 @@ class ResultsRecorder:
                                isolation=state.isolation, cold_cache=state.cold_cache,
                                worker_start=getattr(option, "matrix_worker_start", None),
                                cell_timeout_s=state.timeout_s, kernels=kernels,
-                               started_at=round(self.started_at, 3), zygote_warmup_s=self._zygote_warmup_s(),
+                               started_at=round(self.started_at, 3), **self._zygote_warmup(),
                                **state.run_options())
         self.results_path = path
         return ResultsWriter(path, header, append=bool(option.matrix_resume))  # resuming keeps the file's own header
 
-    def _zygote_warmup_s(self) -> float | None:
-        """The zygote's warm-up where the workers are forked from it: serial time before the first worker starts.
+    def _zygote_warmup(self) -> dict[str, float | None]:
+        """The zygote's warm-up where the workers are forked from it: how long it took, serial time before the first
+        worker starts, and when it ended (`harness run` starts it before the run's start: harness.run.zygote_ahead).
 
         Elsewhere a zygote starts when a cell first asks for it, while other cells run, so it is not recorded."""
         directory = made_loader_dir(self.config)
-        if directory is None or getattr(self.config.option, "matrix_worker_start", None) != "zygote":
-            return None
-        warmup = read_warmup(directory)
-        return warmup["warmup_s"] if warmup else None
+        warmup = None
+        if directory is not None and getattr(self.config.option, "matrix_worker_start", None) == "zygote":
+            warmup = read_warmup(directory)
+        return {"zygote_warmup_s": warmup["warmup_s"] if warmup else None,
+                "zygote_ready_at": warmup["ready_at"] if warmup else None}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         records = [value for name, value in report.user_properties if name == RESULT_PROPERTY]

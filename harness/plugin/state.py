@@ -142,7 +142,8 @@ def _published_durations(tier: str) -> dict[str, float] | None:
 def loader_dir(config: pytest.Config) -> Path:
     """This run's loader-zygote folder, made once by the process that owns the run (harness.run.loader_zygote)."""
     if _loader_key not in config.stash:
-        config.stash[_loader_key] = make_loader_dir()
+        ahead = getattr(config.option, "matrix_zygote_ahead", None)  # started by `harness run` (harness.run.zygote_ahead)
+        config.stash[_loader_key] = Path(ahead) if ahead else make_loader_dir()
     return config.stash[_loader_key]
 
 

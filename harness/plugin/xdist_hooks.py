@@ -35,7 +35,7 @@ from harness.plugin.state import (
 )
 from harness.plugin.xdist_scheduler import dead_worker_exit_code, restart_safe_loadgroup
 from harness.run import worker_mode
-from harness.run.caches import start_run_caches
+from harness.run.caches import run_caches, start_run_caches
 from harness.run.cell import CellRequest
 from harness.run.environment import query_gpus, resolve_tier, share_cores
 from harness.run.gpus import GpuPins, visible_gpus
@@ -77,14 +77,18 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop(STARTED_VARIABLE, None)  # this run's workers say how they started; none inherits it from another run
     if config.getvalue("collectonly") or not runs_matrix(config):
         return
-    config.stash[_run_caches_key] = start_run_caches()  # before the zygote or any worker starts: they inherit it
+    # before the zygote or any worker starts: they inherit it; a zygote started ahead made the run's folder already
+    ahead = getattr(config.option, "matrix_zygote_ahead", None)
+    config.stash[_run_caches_key] = run_caches() if ahead else start_run_caches()
     asked = any(str(arg).startswith("--matrix-isolation") for arg in config.invocation_params.args)
     if _isolation(config) == "worker" and not getattr(config.option, "numprocesses", None) and not asked:
         # plain `pytest matrix` without -n: worker isolation needs xdist, so each cell gets a new Python instead
         config.option.matrix_isolation = "process"
         print("triton-compat-matrix: no -n given, so each cell runs in a new Python (--matrix-isolation process); "
               "add -n auto for the faster default", file=sys.stderr)
-    share_cores(_worker_count(config))  # before the zygote or any worker starts: each reads it as it loads torch
+    # Before any worker starts: a new Python reads it as it loads torch; a process the zygote forks sizes torch's
+    # threads from it (harness.run.loader_zygote.take_environment), the zygote may have started before.
+    share_cores(_worker_count(config))
     # How workers start (recorded in the header): forked from the run's zygote in worker isolation, which never
     # imported a plug-in nor touched CUDA; xdist's own new Pythons in process isolation, where they only wait.
     in_workers = _isolation(config) == "worker" and getattr(config.option, "tx", None)
@@ -123,7 +127,8 @@ def _start_workers_from_zygote(config: pytest.Config) -> None:
     """--matrix-worker-start zygote: every xdist worker (a replacement included) is forked from the run's zygote.
 
     xdist starts a worker as `PYTHON -u -c CODE`; PYTHON becomes harness.run.zygote_python, which has the zygote
-    fork it. The zygote starts now, so that its warm-up overlaps the controller's collection."""
+    fork it. The zygote starts now, so that its warm-up overlaps the controller's collection, unless `harness run`
+    started it before it loaded the kernels (harness.run.zygote_ahead): then it is found alive and adopted."""
     directory = loader_dir(config)
     try:
         ensure_started(directory, os.getpid(), _run_tier(config))

@@ -6,10 +6,13 @@ is found through nvidia-smi rather than torch.cuda.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
+import runpy
 import shutil
 import subprocess
+import sys
 from typing import Any
 
 from harness.domain.interpreter import INTERPRETER_AUTOTUNE, enable_autotune_on_interpreter
@@ -41,9 +44,27 @@ def resolve_tier(requested: str = "auto") -> str:
     """`gpu` when torch is a CUDA build and a GPU is visible, else the CPU interpreter tier."""
     if requested in ("gpu", "cpu"):
         return requested
+    return "gpu" if torch_cuda_version() and query_gpus() else "cpu"
+
+
+def torch_cuda_version() -> str | None:
+    """`torch.version.cuda`, without importing torch where it is not imported yet.
+
+    `harness run` asks the tier before it loads the kernels, to start its zygote (harness.cli): importing torch for
+    it would put seconds before that start. torch/version.py is a file torch's build writes, which imports only
+    `typing`; where it cannot be read so, torch is imported."""
+    if "torch" not in sys.modules:
+        spec = importlib.util.find_spec("torch")
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        for location in locations:
+            try:
+                cuda = runpy.run_path(os.path.join(location, "version.py")).get("cuda")
+            except Exception:  # noqa: BLE001  (an unreadable file: torch itself says)
+                break
+            return cuda if isinstance(cuda, str) else None
     import torch
 
-    return "gpu" if torch.version.cuda and query_gpus() else "cpu"
+    return torch.version.cuda
 
 
 def enter_tier(tier: str) -> None:

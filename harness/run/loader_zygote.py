@@ -57,7 +57,7 @@ from harness.atomic import write_text_atomic
 from harness.process_exit import exit_without_final_collection
 from harness.run.aoti_header import start_building_header
 from harness.run.caches import isa_probes_folder, keep_isa_probes, probe_outputs, seed_isa_probes
-from harness.run.environment import enter_tier
+from harness.run.environment import CPU_THREADS_VARIABLE, enter_tier
 from harness.run.python_command import ZYGOTE_PYTHON_VARIABLE, python_command
 from harness.run.warm_imports import warm_imports
 from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
@@ -322,10 +322,27 @@ def _fork_is_clean() -> bool:
     return os.waitstatus_to_exitcode(status) == 0
 
 
+def take_environment(env: dict[str, str]) -> None:
+    """A forked child becomes what a new Python started with `env` would be: that environment, and torch's CPU
+    threads sized by its OMP_NUM_THREADS (torch.set_num_threads sets PyTorch's, OpenMP's and MKL's pools).
+
+    Torch read that variable when the zygote imported it, and the zygote may have started before the run knew its
+    worker count (harness.cli starts it ahead of loading the kernels), so without the run's share of the cores
+    (harness.run.environment.share_cores). A child whose environment names no count keeps the zygote's, which
+    then named none either: a run sets it for all its processes or for none."""
+    os.environ.clear()
+    os.environ.update(env)
+    asked = env.get(CPU_THREADS_VARIABLE, "")
+    if asked.isdigit() and int(asked) >= 1:
+        import torch
+
+        if torch.get_num_threads() != int(asked):
+            torch.set_num_threads(int(asked))
+
+
 def _loader_child(request: dict[str, Any]) -> int:
     """In a forked loader: the caller's environment and log, then the loader itself."""
-    os.environ.clear()
-    os.environ.update(request["env"])
+    take_environment(request["env"])
     descriptor = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(descriptor, 1)
     os.dup2(descriptor, 2)
@@ -347,8 +364,7 @@ def _worker_child(request: dict[str, Any], descriptors: list[int]) -> int:
     for target, descriptor in enumerate(descriptors):
         os.dup2(descriptor, target)
         os.close(descriptor)
-    os.environ.clear()
-    os.environ.update(request["env"])
+    take_environment(request["env"])
     os.chdir(request["cwd"])
     sys.argv = ["-c"]
     streams = {"stdin": io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False))),
@@ -422,8 +438,7 @@ def _ready_child(template: dict[str, str], channel: socket.socket, tier: str) ->
     environment, as without ready loaders, and closes the channel, which ends this loader unless it was handed a
     request already (the loader then meets the error itself, as one forked at the request would). The zygote
     closing the channel with no request (it is leaving) ends it."""
-    os.environ.clear()
-    os.environ.update(template)
+    take_environment(template)
     said = READY_SIGNAL
     if tier == "gpu":
         import torch

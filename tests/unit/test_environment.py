@@ -85,3 +85,12 @@ def test_the_fresh_python_a_cell_starts_gets_that_environment(monkeypatch, tmp_p
     monkeypatch.delenv(LOADER_DIR_VARIABLE, raising=False)  # no zygote: a new Python, given the same environment
     fresh = run_fresh_python("print_queues", [], tmp_path / "log", 60, tier)
     assert (fresh.returncode, fresh.output.strip(), fresh.how) == (0, queues, "spawn")
+
+
+def test_the_tier_is_told_without_importing_torch():
+    """`harness run` asks it before its zygote starts, ahead of the kernels (harness.run.zygote_ahead)."""
+    code = ("import sys; from harness.run.environment import resolve_tier, torch_cuda_version; "
+            "found = (torch_cuda_version(), resolve_tier('auto')); imported = 'torch' in sys.modules; "
+            "import torch; print(found == (torch.version.cuda, resolve_tier('auto')), imported)")
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert completed.stdout.split() == ["True", "False"], completed.stderr

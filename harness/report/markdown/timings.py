@@ -132,10 +132,17 @@ def _before_first_cell(first: float, header: dict) -> str:
     started = header.get("started_at")
     if not isinstance(started, (int, float)):
         return "The run's wall time adds its start (the controller, the zygote, each worker's collection) and its end."
-    warmup = header.get("zygote_warmup_s")
+    warmup, ready_at = header.get("zygote_warmup_s"), header.get("zygote_ready_at")
     parts = "the controller, starting the workers, each worker's collection"
-    of_which = (f", {warmup:.1f} s of it the zygote's warm-up (the rest: {parts})" if isinstance(warmup, (int, float))
-                else f" ({parts})")
+    if isinstance(warmup, (int, float)) and isinstance(ready_at, (int, float)) and ready_at - warmup < started:
+        # `harness run` started the zygote before the run's start (harness.run.zygote_ahead)
+        waited = min(max(0.0, ready_at - started), first - started)
+        of_which = (f", {waited:.1f} s of it waiting for the zygote's warm-up ({warmup:.1f} s, begun "
+                    f"{started - (ready_at - warmup):.1f} s before the run; the rest: {parts})")
+    elif isinstance(warmup, (int, float)):
+        of_which = f", {warmup:.1f} s of it the zygote's warm-up (the rest: {parts})"
+    else:
+        of_which = f" ({parts})"
     return f"The first cell started {first - started:.1f} s after the run{of_which}; the run's wall time adds its end."
 
 

@@ -69,6 +69,9 @@ def test_the_timeline_gives_the_time_before_the_first_cell_when_the_header_knows
     assert ("The first cell started 31.5 s after the run, 24.2 s of it the zygote's warm-up (the rest: the "
             "controller, starting the workers, each worker's collection); the run's wall time adds its end.") \
         in render_timings(run, "r.jsonl")
+    run.header.update(zygote_ready_at=t0 + 10.0)  # `harness run` started it 14.25 s before the run (zygote_ahead)
+    assert ("The first cell started 31.5 s after the run, 10.0 s of it waiting for the zygote's warm-up (24.2 s, begun "
+            "14.2 s before the run; the rest: the controller,") in render_timings(run, "r.jsonl")
     run.header["zygote_warmup_s"] = None
     assert "The first cell started 31.5 s after the run (the controller, starting" in render_timings(run, "r.jsonl")
 
