@@ -10,11 +10,9 @@ from __future__ import annotations
 import os
 import resource
 import shutil
-import sys
 import tempfile
 
 import pytest
-from compiler_cache.compiler_cache import CACHE_VARIABLE, REAL_VARIABLE
 from harness_commands import forked_cpu_seconds
 from suite_rules import LONGEST_FIRST, slow_marker_problem, start_order
 
@@ -24,9 +22,6 @@ from harness.run.environment import enter_tier, resolve_tier
 TIER = resolve_tier("auto")
 enter_tier(TIER)
 _suite_caches = pytest.StashKey[str]()
-_compiler_cache = pytest.StashKey[str]()
-COMPILER_CACHE_SHIM = os.path.join(os.path.dirname(__file__), "compiler_cache", "g++")
-NO_COMPILER_CACHE_VARIABLE = "TCM_SUITE_NO_COMPILER_CACHE"  # set to 1: every build runs the compiler itself
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -44,29 +39,11 @@ def pytest_configure(config: pytest.Config) -> None:
     for variable, name in CACHE_VARIABLES:
         os.environ[variable] = os.path.join(folder, name)
     os.environ[KEPT_CACHES_VARIABLE] = os.path.join(folder, "runs")
-    _start_compiler_cache(config)
-
-
-def _start_compiler_cache(config: pytest.Config) -> None:
-    """Once per suite run, in the process that starts the others (xdist's controller, or the only one): every C++
-    build of the suite's processes goes through tests/compiler_cache, which keeps each output by the content of its
-    inputs; the workers and everything the tests start inherit the variables. Only over GCC (the shim is named g++,
-    and Inductor picks its precompiled header's format by that name); NO_COMPILER_CACHE_VARIABLE turns it off."""
-    if CACHE_VARIABLE in os.environ or os.environ.get(NO_COMPILER_CACHE_VARIABLE) == "1":
-        return
-    real = shutil.which(os.environ.get("CXX", "g++"))
-    if real is None or "clang" in os.path.basename(real) or "g++" not in os.path.basename(real):
-        return
-    folder = tempfile.mkdtemp(prefix="tcm-suite-compiler-")
-    config.stash[_compiler_cache] = folder
-    os.environ.update({CACHE_VARIABLE: folder, REAL_VARIABLE: real, "CXX": COMPILER_CACHE_SHIM,
-                       "TCM_SUITE_CACHE_PYTHON": sys.executable})
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for key in (_suite_caches, _compiler_cache):
-        if key in config.stash:
-            shutil.rmtree(config.stash[key], ignore_errors=True)
+    if _suite_caches in config.stash:
+        shutil.rmtree(config.stash[_suite_caches], ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
