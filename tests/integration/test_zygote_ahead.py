@@ -9,11 +9,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 from zygote_helpers import assert_no_zygote_left, cells_of, seed_kept_isa_probes
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,29 +56,26 @@ def own_tmp():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run(plugin: Path, own_tmp: Path, log: Path, *extra: str) -> tuple[subprocess.CompletedProcess, int]:
+def _run(plugin: Path, own_tmp: Path, log: Path, *extra: str) -> subprocess.CompletedProcess:
     environment = {**os.environ, "TMPDIR": str(own_tmp), LOG_VARIABLE: str(log)}
     environment.pop("TCM_KEEP_CACHES", None)  # the run's own cache folder, which it must remove
-    process = subprocess.Popen(
-        [sys.executable, "-m", "harness", "run", "--tier", "cpu", "--kernels-from", str(plugin), "-s", "native",
-         "-p", "eager", "-n", "1", "--baseline-dir", "none", *extra],
-        cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output, _ = process.communicate(timeout=600)
-    return subprocess.CompletedProcess(process.args, process.returncode, output, ""), process.pid
+    return harness_command(["run", "--tier", "cpu", "--kernels-from", str(plugin), "-s", "native", "-p", "eager",
+                            "-n", "1", "--baseline-dir", "none", *extra], env=environment, timeout=600)
 
 
-def _owned(log: Path, pid: int) -> list[list[str]]:
-    return [line["zygotes"] for line in map(json.loads, log.read_text().splitlines()) if line["pid"] == pid]
+def _zygotes_seen_by_the_controller(log: Path) -> list[str]:
+    """The controller imports the plug-in first: its workers start only once its zygote has warmed up."""
+    return json.loads(log.read_text().splitlines()[0])["zygotes"]
 
 
 def test_the_zygote_is_warming_up_before_the_kernels_load_and_the_run_forks_its_workers_from_it(tmp_path, own_tmp):
     plugin = tmp_path / "ahead_kernels.py"
     plugin.write_text(PLUGIN)
     log, output = tmp_path / "imports.jsonl", tmp_path / "run.jsonl"
-    completed, pid = _run(plugin, own_tmp, log, "-o", str(output))
-    assert completed.returncode == 0, completed.stdout[-3000:]
-    seen = _owned(log, pid)
-    assert seen and len(seen[0]) == 1, f"the controller found no zygote of its own as it loaded the kernels: {seen}"
+    completed = _run(plugin, own_tmp, log, "-o", str(output))
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    seen = _zygotes_seen_by_the_controller(log)
+    assert len(seen) == 1, f"the controller found no zygote of its own as it loaded the kernels: {seen}"
     header = json.loads(output.read_text().splitlines()[0])
     assert header["worker_start"] == "zygote"
     assert header["zygote_ready_at"] - header["zygote_warmup_s"] < header["started_at"]  # begun before the run
@@ -100,9 +97,9 @@ def _no_inputs(*args):
 SPEC = dataclasses.replace(SPEC, make_inputs=_no_inputs)
 ''')
     log = tmp_path / "imports.jsonl"
-    completed, pid = _run(plugin, own_tmp, log, "-o", str(tmp_path / "run.jsonl"))
-    assert completed.returncode == 2, completed.stdout[-3000:]
-    assert "no inputs today" in completed.stdout
-    assert _owned(log, pid)[0], "no zygote was warming up as the kernels loaded"  # so there was one to stop
+    completed = _run(plugin, own_tmp, log, "-o", str(tmp_path / "run.jsonl"))
+    assert completed.returncode == 2, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert "no inputs today" in completed.stdout + completed.stderr
+    assert _zygotes_seen_by_the_controller(log), "no zygote was warming up as the kernels loaded"  # one to stop
     assert_no_zygote_left(own_tmp)
     assert not list((own_tmp / f"tcm-caches-{os.getuid()}").glob("run-*")), "the run left its cache folder"
