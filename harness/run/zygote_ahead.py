@@ -3,9 +3,9 @@ controller's own start.
 
 Why: the workers are forked from the zygote once its warm-up (torch, Dynamo, Inductor, the CPU ISA probe) is done,
 and nothing else can start a cell. Started by the pytest plugin, the zygote began only after the controller had
-imported torch and triton, loaded and checked every kernel and planned the run: 13.6 s on a fresh H200 before a
-20.9 s warm-up (docs/benchmarks.md, "Fourteenth round"). Started here it needs only the tier, which is read without
-importing torch (harness.run.environment.torch_cuda_version).
+imported torch and triton, loaded and checked every kernel and planned the run (measured: docs/maintainers.md,
+"Isolation"). Started here it needs only the tier, which is read without importing torch
+(harness.run.environment.torch_cuda_version).
 
 The zygote is the one the plugin would start (same folder layout, owner, tier, caches); the plugin adopts it
 (`--matrix-zygote-ahead`). It started before the run knew its worker count, so without the run's share of the cores
