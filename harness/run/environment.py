@@ -53,15 +53,13 @@ def torch_cuda_version() -> str | None:
     `harness run` asks the tier before it loads the kernels, to start its zygote (harness.cli): importing torch for
     it would put seconds before that start. torch/version.py is a file torch's build writes, which imports only
     `typing`; where it cannot be read so, torch is imported."""
-    if "torch" not in sys.modules:
-        spec = importlib.util.find_spec("torch")
-        locations = list(spec.submodule_search_locations or []) if spec is not None else []
-        for location in locations:
-            try:
-                cuda = runpy.run_path(os.path.join(location, "version.py")).get("cuda")
-            except Exception:  # noqa: BLE001  (an unreadable file: torch itself says)
-                break
+    spec = importlib.util.find_spec("torch") if "torch" not in sys.modules else None
+    if spec is not None and spec.submodule_search_locations:
+        try:
+            cuda = runpy.run_path(os.path.join(next(iter(spec.submodule_search_locations)), "version.py")).get("cuda")
             return cuda if isinstance(cuda, str) else None
+        except Exception:  # noqa: BLE001  (an unreadable file: torch itself says, below)
+            pass
     import torch
 
     return torch.version.cuda
