@@ -18,9 +18,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+from harness.run.bytecode_ahead import start_compiling_ahead, stop_compiling
 from harness.run.caches import start_run_caches
 from harness.run.loader_zygote import ZygoteUnavailable, ensure_started, make_loader_dir, stop
 from harness.run.zygote_python import STARTED_VARIABLE
@@ -41,18 +43,20 @@ def zygote_ahead(tier: str, isolation: str) -> Iterator[Path | None]:
     os.environ.pop(STARTED_VARIABLE, None)  # as the plugin does before its zygote starts: no run inherits another's
     run_folder = start_run_caches()  # the zygote's own caches are the controller's, in the run's folder
     directory = make_loader_dir()
+    compiler = start_compiling_ahead()  # a machine with no bytecode yet: the zygote's imports find it compiled
     try:
         ensure_started(directory, os.getpid(), tier)
     except ZygoteUnavailable:
-        _clean_up(directory, run_folder)
+        _clean_up(directory, run_folder, compiler)
         yield None
         return
     try:
         yield directory
     finally:
-        _clean_up(directory, run_folder)
+        _clean_up(directory, run_folder, compiler)
 
 
-def _clean_up(directory: Path, run_folder: Path) -> None:
+def _clean_up(directory: Path, run_folder: Path, compiler: subprocess.Popen | None) -> None:
     stop(directory)
+    stop_compiling(compiler)
     shutil.rmtree(run_folder, ignore_errors=True)
