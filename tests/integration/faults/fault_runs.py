@@ -11,11 +11,13 @@ per mechanism"): `python -m harness run` in one worker, on the machine's tier,
 - `clean`: the witnesses alone, in both pipelines and every style the faulty runs ask.
 
 pytest-xdist may run the two modules in different workers; a file lock in the session's shared temporary folder
-makes each run once, when a test first asks for it, and the tests after it read it.
+makes each run once, when a test first asks for it, and the tests after it read it. The runs a test asks for run at
+the same time: most of a faulty run's time is a hang fault waiting for its run's cell limit, with no CPU behind it.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,12 +116,19 @@ def shared_fault_runs(shared_temp: Path, names: tuple[str, ...] = RUN_NAMES) -> 
     folder = shared_temp / "tcm-fault-runs"
     folder.mkdir(exist_ok=True)
     with FileLock(str(folder) + ".lock"):
-        for run in planned_runs():
-            done = folder / f"{run.name}.done"
-            if run.name in names and not done.exists():
-                run_matrix(folder, run)
-                done.write_text("")
+        missing = [run for run in planned_runs() if run.name in names and not (folder / f"{run.name}.done").exists()]
+        run_at_once(folder, missing)
+        for run in missing:
+            (folder / f"{run.name}.done").write_text("")
     return folder
+
+
+def run_at_once(folder: Path, runs: list[FaultRun]) -> None:
+    """`run_matrix` for each run, all at the same time; the first failure is raised once all have ended."""
+    with ThreadPoolExecutor(max_workers=max(len(runs), 1)) as pool:
+        futures = [pool.submit(run_matrix, folder, run) for run in runs]
+    for future in futures:
+        future.result()
 
 
 def cells(folder: Path, name: str) -> dict[str, CellResult]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -38,16 +40,23 @@ def run_in_process_mode(folder: Path) -> dict[str, CellResult]:
     return cells(folder, "faulty")
 
 
+@pytest.fixture(scope="module")
+def process_mode_run(tmp_path_factory) -> Iterator[Future]:
+    """Process mode's faulty run, started as the module starts, beside worker mode's runs: its fault_hang waits for
+    its cell limit with no CPU behind it, as theirs do."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        yield pool.submit(run_in_process_mode, tmp_path_factory.mktemp("process"))
+
+
 @pytest.fixture(scope="module", params=["worker", "process"])
-def runs(request, tmp_path_factory):
+def runs(request, process_mode_run):
     """(the clean run's eager cells, the mode's faulty run)."""
     folder = request.getfixturevalue("fault_runs" if request.param == "worker" else "clean_fault_run")
     clean = {cell_id: cell for cell_id, cell in cells(folder, "clean").items() if cell.pipeline == "eager"}
     if request.param == "worker":
         return clean, cells(folder, "eager")
     asked = {"native", *STYLES["process"]}
-    return ({cell_id: cell for cell_id, cell in clean.items() if cell.style in asked},
-            run_in_process_mode(tmp_path_factory.mktemp("process")))
+    return {cell_id: cell for cell_id, cell in clean.items() if cell.style in asked}, process_mode_run.result()
 
 
 @pytest.mark.slow
