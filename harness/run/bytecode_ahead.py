@@ -77,8 +77,9 @@ def _top_level_sources(distribution: importlib.metadata.Distribution) -> set[Pat
 
 
 def torch_bytecode_missing() -> bool:
-    """True when this process caches bytecode under a prefix (the run's own) that holds none of torch's yet."""
-    if not sys.pycache_prefix:
+    """True when this process writes its bytecode under a prefix (the run's own, harness.run.bytecode) that holds
+    none of torch's yet. A prefix the user set with PYTHONDONTWRITEBYTECODE is read, never written."""
+    if not sys.pycache_prefix or sys.dont_write_bytecode:
         return False
     spec = importlib.util.find_spec("torch")
     if spec is None or spec.origin is None:
@@ -99,7 +100,7 @@ def start_compiling_ahead(cores: int | None = None) -> subprocess.Popen | None:
     environment = dict(os.environ)
     environment[PREFIX] = str(sys.pycache_prefix)
     environment.pop(DONT_WRITE, None)
-    environment.pop("SOURCE_DATE_EPOCH", None)  # it would make compileall write hash-checked files
+    # timestamp-checked files, as an import writes them (SOURCE_DATE_EPOCH would make compileall write hash-checked ones)
     command = [sys.executable, "-m", "compileall", "-q", "-j", str(spare), "--invalidation-mode", "timestamp",
                "-x", SKIPPED_FOLDERS, *map(str, folders)]
     return subprocess.Popen(command, env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -46,12 +46,22 @@ def test_torch_and_what_it_requires_are_compiled_but_not_its_extras() -> None:
 
 def test_nothing_starts_without_a_cache_of_the_runs_own(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "pycache_prefix", None)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    assert not torch_bytecode_missing()
+    assert start_compiling_ahead(cores=64) is None
+
+
+def test_nothing_is_written_into_a_cache_the_user_forbade_writing(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
     assert not torch_bytecode_missing()
     assert start_compiling_ahead(cores=64) is None
 
 
 def test_nothing_starts_once_torchs_bytecode_is_in_the_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
     assert torch_bytecode_missing()
     spec = importlib.util.find_spec("torch")
     assert spec is not None and spec.origin is not None
@@ -65,6 +75,7 @@ def test_nothing_starts_once_torchs_bytecode_is_in_the_cache(monkeypatch: pytest
 
 def test_nothing_starts_without_cores_to_spare(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
     monkeypatch.setattr(bytecode_ahead, "package_folders", lambda: pytest.fail("looked for packages"))
     assert start_compiling_ahead(cores=ENOUGH_CORES - 1) is None
 
@@ -77,6 +88,7 @@ def test_the_packages_are_compiled_into_the_cache_as_imports_would(monkeypatch: 
     (package / "tests" / "test_it.py").write_text("VALUE = 2\n")
     prefix = tmp_path / "pyc"
     monkeypatch.setattr(sys, "pycache_prefix", str(prefix))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
     monkeypatch.setattr(bytecode_ahead, "package_folders", lambda: [package])
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")  # would make compileall write hash-checked files
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
