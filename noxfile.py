@@ -70,10 +70,29 @@ def python(session: nox.Session) -> str:
 
 
 def install(session: nox.Session, *requirements: str) -> None:
+    """pip install into the session's virtualenv without bytecode; `compile_bytecode` compiles it once, after the
+    session's installs."""
     if passthrough(session):
         session.log(f"--no-venv: not installing {' '.join(requirements)}; using what this interpreter has")
         return
-    session.install(*requirements)
+    session.install("--no-compile", *requirements)
+
+
+# The virtualenv's site-packages compiled on every core: pip compiles one file after another, and torch's install
+# took 36 s with it, 12 s without (docs/maintainers.md, "The harness's own tests"). Timestamp-checked files, as pip
+# and an import write them; files that do not compile are left as pip leaves them.
+COMPILE_SITE_PACKAGES = (
+    "import compileall, py_compile, sysconfig\n"
+    "for folder in sorted({sysconfig.get_path('purelib'), sysconfig.get_path('platlib')}):\n"
+    "    compileall.compile_dir(folder, quiet=2, workers=0,"
+    " invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)\n"
+)
+
+
+def compile_bytecode(session: nox.Session) -> None:
+    """The bytecode of everything installed so far (files already compiled are skipped), also under --install-only."""
+    if not passthrough(session):
+        session.run_install(python(session), "-c", COMPILE_SITE_PACKAGES, external=True)
 
 
 def torch_requirements(choice: str) -> list[str]:
@@ -111,15 +130,19 @@ def check_torch(choice: str, torch_version: str) -> str | None:
     return None
 
 
-def prepare(session: nox.Session, choice: str) -> bool:
-    """Install torch, triton and the harness; under --no-venv only check the interpreter has the torch asked for.
+def prepare(session: nox.Session, choice: str, *more: list[str]) -> bool:
+    """Install torch, triton, the harness and each list of pip arguments in `more`, then their bytecode; under
+    --no-venv only check the interpreter has the torch asked for.
 
     False under --install-only: the caller must run nothing (its own subprocesses included).
     """
     if not passthrough(session):
-        session.install(*torch_requirements(choice))
-        session.install(*HARNESS_DEPENDENCIES)
-        session.install("--no-deps", "-e", ".")
+        install(session, *torch_requirements(choice))
+        install(session, *HARNESS_DEPENDENCIES)
+        install(session, "--no-deps", "-e", ".")
+        for requirements in more:
+            install(session, *requirements)
+        compile_bytecode(session)
     versions = installed_versions(session)
     if versions is None:
         return False
@@ -235,18 +258,19 @@ def run_lint(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff and mypy, with the harness and torch installed as in `tests` so mypy sees the same types."""
-    prepare(session, "default")
-    install(session, *EXTRAS["dev"])
+    if not prepare(session, "default", EXTRAS["dev"]):
+        return
     run_lint(session)
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
     """The harness's own tests (lint, actionlint on the workflows, fault injection, a CPU-tier matrix run)."""
-    prepare(session, "default")
-    install(session, *EXTRAS["dev"], *EXTRAS["workflows"], *EXTRAS["plot"])  # plot: the PNG reports
-    if not passthrough(session):  # the README's library example (tests/repo/test_readme_example.py); torch is pinned above
-        session.install("--no-deps", *EXTRAS["examples"])
+    # plot: the PNG reports; examples: the README's library example (tests/repo/test_readme_example.py), without its
+    # dependencies (torch is pinned above)
+    if not prepare(session, "default", [*EXTRAS["dev"], *EXTRAS["workflows"], *EXTRAS["plot"]],
+                   ["--no-deps", *EXTRAS["examples"]]):
+        return
     run_lint(session)
     env = {} if passthrough(session) else {"TCM_REQUIRE_TOOLS": "1"}  # installed above: missing is a failure
     # loadscope: each module's tests in one worker, so a module's shared run (its module-scoped fixture) runs once,
@@ -264,6 +288,7 @@ def docs(session: nox.Session) -> None:
     `-- --results OTHER.jsonl` renders the charts from another run.
     """
     install(session, *HARNESS_DEPENDENCIES, *EXTRAS["plot"])  # the report side: no torch
+    compile_bytecode(session)
     session.run(python(session), "-m", "harness.report.upkeep.refresh", *session.posargs, external=True)
 
 
@@ -309,5 +334,5 @@ def history(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """`python -m harness bench` with the default torch; its options go after --."""
-    prepare(session, "default")
-    session.run(python(session), "-m", "harness", "bench", *session.posargs, external=True)
+    if prepare(session, "default"):
+        session.run(python(session), "-m", "harness", "bench", *session.posargs, external=True)

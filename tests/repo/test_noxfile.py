@@ -49,6 +49,59 @@ def test_harness_dependencies_are_pyprojects_less_torch_and_triton(noxfile) -> N
     assert "import-linter==2.17" in noxfile.EXTRAS["dev"]  # `lint-imports` runs in nox -s lint and tests
 
 
+class RecordingSession:
+    """What a nox session was asked to do, in order; a virtualenv session unless `venv_backend` says otherwise."""
+
+    def __init__(self, venv_backend: str = "virtualenv") -> None:
+        self.venv_backend, self.bin, self.calls = venv_backend, "/venv/bin", []
+
+    def install(self, *args: str) -> None:
+        self.calls.append(("install", *args))
+
+    def run_install(self, *args: str, **_: object) -> None:
+        self.calls.append(("run_install", *args))
+
+    def run(self, *args: str, **_: object) -> str:
+        self.calls.append(("run", *args))
+        return "torch 2.13.0+cpu 3.7.1"
+
+    def log(self, *_: object) -> None:
+        pass
+
+    def error(self, message: str) -> None:
+        raise AssertionError(message)
+
+
+def test_installs_leave_bytecode_to_one_compile_on_every_core_after_them(noxfile) -> None:
+    session = RecordingSession()
+    assert noxfile.prepare(session, "default", ["extra-one"], ["--no-deps", "extra-two"])
+    kinds = [call[0] for call in session.calls]
+    assert kinds == ["install"] * 5 + ["run_install", "run"]  # five pip calls, the compile, the version check
+    assert all(call[1] == "--no-compile" for call in session.calls[:5])
+    assert session.calls[3][2:] == ("extra-one",) and session.calls[4][2:] == ("--no-deps", "extra-two")
+    assert session.calls[5][1:3] == ("/venv/bin/python", "-c") and "workers=0" in session.calls[5][3]
+    passthrough = RecordingSession("none")
+    assert noxfile.prepare(passthrough, "default", ["extra-one"])
+    assert [call[0] for call in passthrough.calls] == ["run"]  # --no-venv installs and compiles nothing
+
+
+def test_the_compile_writes_each_installed_modules_bytecode_beside_it(noxfile, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                  capture_output=True, text=True, check=True).stdout.strip())
+    (purelib / "tcm_installed_probe.py").write_text("VALUE = 1\n")
+    (purelib / "tcm_broken_probe.py").write_text("def (\n")  # pip leaves such files uncompiled, and so does this
+    environment = {name: value for name, value in os.environ.items() if name != "PYTHONPYCACHEPREFIX"}
+    environment.update({"PYTHONDONTWRITEBYTECODE": "1", "SOURCE_DATE_EPOCH": "0"})
+    subprocess.run([str(python), "-c", noxfile.COMPILE_SITE_PACKAGES], check=True, env=environment, timeout=300)
+    compiled = list((purelib / "__pycache__").glob("tcm_installed_probe.*.pyc"))
+    assert len(compiled) == 1
+    assert compiled[0].read_bytes()[4:8] == b"\0\0\0\0"  # timestamp-checked, as pip and an import write them
+    assert not list((purelib / "__pycache__").glob("tcm_broken_probe.*.pyc"))
+
+
 def test_the_noxfile_declares_no_dependency_of_its_own() -> None:
     """pyproject.toml is the one place: no requirement it declares is typed again in the noxfile."""
     tomllib = pytest.importorskip("tomllib")
