@@ -118,15 +118,18 @@ def shared_fault_runs(shared_temp: Path, names: tuple[str, ...] = RUN_NAMES) -> 
     with FileLock(str(folder) + ".lock"):
         missing = [run for run in planned_runs() if run.name in names and not (folder / f"{run.name}.done").exists()]
         run_at_once(folder, missing)
-        for run in missing:
-            (folder / f"{run.name}.done").write_text("")
     return folder
 
 
 def run_at_once(folder: Path, runs: list[FaultRun]) -> None:
-    """`run_matrix` for each run, all at the same time; the first failure is raised once all have ended."""
+    """Each run made and marked done, all at the same time; the first failure is raised once all have ended (the
+    runs that finished stay done)."""
+    def make(run: FaultRun) -> None:
+        run_matrix(folder, run)
+        (folder / f"{run.name}.done").write_text("")
+
     with ThreadPoolExecutor(max_workers=max(len(runs), 1)) as pool:
-        futures = [pool.submit(run_matrix, folder, run) for run in runs]
+        futures = [pool.submit(make, run) for run in runs]
     for future in futures:
         future.result()
 
