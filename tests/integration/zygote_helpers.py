@@ -44,3 +44,20 @@ def seed_kept_isa_probes(own_tmp: Path, *inductor_caches: Path) -> int:
     kept = isa_probes_folder(torch.__version__)  # under this process's temporary folder
     targets = [own_tmp / kept.relative_to(tempfile.gettempdir()), *inductor_caches]
     return sum(seed_isa_probes(kept, target) for target in targets)
+
+
+def share_precompiled_headers(own_tmp: Path) -> Path:
+    """Make Inductor's precompiled-header folder under TMPDIR=own_tmp a link to this machine's, which is under this
+    process's temporary folder: torch keys that folder by the temporary folder a new Python starts with
+    (`torch._inductor.codecache._HEADER_DIR`, under `default_cache_dir()`), so each new Python a test starts under
+    a folder of its own otherwise precompiled the AOTInductor wrapper's and the C++ kernels' headers again, about
+    7 CPU seconds each (docs/maintainers.md, "The harness's own tests"), which these tests do not ask about. The
+    headers' file locks are in that folder too, so two builds of one header still wait for each other. The link."""
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    machine = Path(default_cache_dir()) / "precompiled_headers"
+    machine.mkdir(parents=True, exist_ok=True)
+    link = own_tmp / machine.relative_to(tempfile.gettempdir())
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(machine, target_is_directory=True)
+    return link
