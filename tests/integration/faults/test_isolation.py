@@ -19,6 +19,7 @@ import sys
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from fault_runs import FAULTS_MODULE, LAUNCHING_STYLES, REPO, TIMEOUT_S, WITNESSES, FaultRun, cells, run_matrix
@@ -40,10 +41,19 @@ def run_in_process_mode(folder: Path) -> dict[str, CellResult]:
     return cells(folder, "faulty")
 
 
+def asks_process_mode(items: list[pytest.Item], module: object) -> bool:
+    """Whether any selected test of `module` reads process mode's run (the `runs` fixture's "process" half)."""
+    return any(getattr(item, "module", None) is module
+               and getattr(getattr(item, "callspec", None), "params", {}).get("runs") == "process" for item in items)
+
+
 @pytest.fixture(scope="module")
-def process_mode_run(tmp_path_factory) -> Iterator[Future]:
+def process_mode_run(request, tmp_path_factory) -> Iterator[Future | None]:
     """Process mode's faulty run, started as the module starts, beside worker mode's runs: its fault_hang waits for
-    its cell limit with no CPU behind it, as theirs do."""
+    its cell limit with no CPU behind it, as theirs do. None when no selected test reads it (`-k worker`)."""
+    if not asks_process_mode(request.session.items, request.module):
+        yield None
+        return
     with ThreadPoolExecutor(max_workers=1) as pool:
         yield pool.submit(run_in_process_mode, tmp_path_factory.mktemp("process"))
 
@@ -56,6 +66,7 @@ def runs(request, process_mode_run):
     if request.param == "worker":
         return clean, cells(folder, "eager")
     asked = {"native", *STYLES["process"]}
+    assert process_mode_run is not None, "process mode's run was not started though a test reads it"
     return {cell_id: cell for cell_id, cell in clean.items() if cell.style in asked}, process_mode_run.result()
 
 
@@ -108,3 +119,14 @@ def test_the_dirty_fault_would_poison_a_shared_process():
     faulty, *witnesses = completed.stdout.split()
     assert faulty == "fail" and len(witnesses) == 2, completed.stderr[-2000:]
     assert "pass" not in witnesses  # isolated, both pass (test_every_other_cell_is_as_in_a_clean_run)
+
+
+def test_process_modes_run_starts_only_where_a_selected_test_reads_it():
+    here, other = object(), object()
+
+    def item(module: object, runs: str) -> SimpleNamespace:
+        return SimpleNamespace(module=module, callspec=SimpleNamespace(params={"runs": runs}))
+
+    assert asks_process_mode([item(here, "worker"), item(here, "process")], here)
+    assert not asks_process_mode([item(here, "worker"), item(other, "process")], here)  # `-k worker`
+    assert not asks_process_mode([SimpleNamespace(module=here)], here)  # a test that reads no run
