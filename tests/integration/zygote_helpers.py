@@ -1,5 +1,6 @@
-"""What the end-to-end zygote tests (test_loader_zygote, test_worker_start) read from a run and check after it, and
-the rows of a `harness bench` table (test_bench, test_worker_start)."""
+"""What the end-to-end zygote tests (test_loader_zygote, test_worker_start, test_zygote_ahead) give the temporary
+folders of their own they run under, what they read from a run and check after it, and the rows of a `harness bench`
+table (test_bench, test_worker_start)."""
 
 import json
 import subprocess
@@ -7,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 import torch
+from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
 from harness.run.caches import isa_probes_folder, seed_isa_probes
 
@@ -53,8 +55,6 @@ def share_precompiled_headers(own_tmp: Path) -> Path:
     a folder of its own otherwise precompiled the AOTInductor wrapper's and the C++ kernels' headers again, about
     7 CPU seconds each (docs/maintainers.md, "The harness's own tests"), which these tests do not ask about. The
     headers' file locks are in that folder too, so two builds of one header still wait for each other. The link."""
-    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
-
     machine = Path(default_cache_dir()) / "precompiled_headers"
     machine.mkdir(parents=True, exist_ok=True)
     link = own_tmp / machine.relative_to(tempfile.gettempdir())
