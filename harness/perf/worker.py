@@ -112,7 +112,7 @@ def run_request(request: dict[str, Any], done: Any = lambda records: None) -> li
 
     from harness.domain.machine import provided  # deferred: imports torch, after enter_tier
     from harness.domain.pipelines.common import CellContext, StageFailure  # deferred: imports torch, after enter_tier
-    from harness.domain.registry import load_specs  # deferred: imports torch, after enter_tier
+    from harness.domain.registry import load_specs_once  # deferred: imports torch, after enter_tier
     from harness.domain.styles import SkipCell, build_style  # deferred: imports torch, after enter_tier
 
     kernel, style, mode = request["kernel"], request["style"], request["mode"]
@@ -120,7 +120,7 @@ def run_request(request: dict[str, Any], done: Any = lambda records: None) -> li
     torch.manual_seed(request["seed"])
     device = torch.device("cuda" if request["tier"] == "gpu" else "cpu")
     records = []
-    spec = load_specs(request["kernels_from"])[kernel]
+    spec = load_specs_once(request["kernels_from"])[kernel]
     try:
         built = build_style(spec, style)
     except Exception as exc:  # SkipCell included: the same evidence for every size

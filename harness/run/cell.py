@@ -80,7 +80,7 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
     from harness.domain.pipelines import RUNNERS, artifact_fetcher  # deferred: imports torch, after enter_tier
     from harness.domain.pipelines.common import CellContext, StageFailure, staged  # deferred: imports torch, after enter_tier
     from harness.domain.pipelines.requirements import skip_reason  # deferred: imports torch, after enter_tier
-    from harness.domain.registry import load_specs  # deferred: imports torch, after enter_tier
+    from harness.domain.registry import load_specs_once  # deferred: imports torch, after enter_tier
     from harness.domain.styles import SkipCell, build_style  # deferred: imports torch, after enter_tier
 
     started = time.perf_counter()
@@ -91,7 +91,7 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
     spec = None
     context = None
     try:
-        spec = load_specs(request.kernels_from)[request.kernel]
+        spec = load_specs_once(request.kernels_from)[request.kernel]
         reason = skip_reason(spec, request.pipeline, request.tier, device_capability(request.tier) if spec.requires else None)
         if reason:
             raise SkipCell(reason)

@@ -15,6 +15,7 @@ for a new worker (303 cells, 303 retirements, in 9 minutes).
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import sys
@@ -65,16 +66,29 @@ CONTAINER_REPR_LIMIT = 20_000
 
 def _attribute_tokens(module: Any, with_values: bool) -> dict[str, Any]:
     """name -> the object's identity (and, for the harness's own containers, their contents) of a module's globals."""
-    tokens: dict[str, Any] = {}
-    for name, value in list(vars(module).items()):
-        if name.startswith("__"):
-            continue
-        token: Any = id(value)
-        if with_values and isinstance(value, (dict, list, set, tuple)):
-            text = repr(value)
-            token = text if len(text) <= CONTAINER_REPR_LIMIT else token
-        tokens[name] = token
+    items = tuple(vars(module).items())  # a copy: another thread may import into the module meanwhile
+    tokens: dict[str, Any] = {name: id(value) for name, value in items if not name.startswith("__")}
+    if with_values:
+        for name, value in items:
+            if isinstance(value, (dict, list, set, tuple)) and not name.startswith("__"):
+                text = repr(value)
+                if len(text) <= CONTAINER_REPR_LIMIT:
+                    tokens[name] = text
     return tokens
+
+
+def _harness_module_names() -> tuple[str, ...]:
+    """The harness's imported modules, sorted. Found again only when the number of imported modules changed: a scan of
+    the thousands of names in a worker's `sys.modules` was a quarter of a snapshot's time. A list that misses a module
+    imported since misses no change, for a module that appears is no change (`changes`), and the snapshot after a cell
+    that imported one finds it again, as the count grew."""
+    return _harness_modules_among(len(sys.modules))
+
+
+@functools.lru_cache(maxsize=1)
+def _harness_modules_among(count: int) -> tuple[str, ...]:
+    """Kept by `lru_cache`, keyed by `count`, not in a module-level container: the snapshot compares those."""
+    return tuple(sorted(name for name in tuple(sys.modules) if name.startswith("harness.")))
 
 
 def snapshot() -> dict[str, Any]:
@@ -95,7 +109,7 @@ def snapshot() -> dict[str, Any]:
     if hasattr(torch, "get_default_device"):
         state["default device"] = str(torch.get_default_device())
     state["torch.library registrations"] = registrations(torch.library)
-    for name in WATCHED_MODULES + tuple(sorted(n for n in sys.modules if n.startswith("harness."))):
+    for name in WATCHED_MODULES + _harness_module_names():
         module = sys.modules.get(name)
         if module is not None:
             state[f"module {name}"] = _attribute_tokens(module, with_values=name.startswith("harness."))

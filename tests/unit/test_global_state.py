@@ -4,7 +4,7 @@ watches (harness.run.global_state, harness.domain.operator_overrides)."""
 from __future__ import annotations
 
 import sys
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 
 import torch._dynamo.config
 import torch._inductor.config
@@ -82,3 +82,20 @@ ENTRY = st.builds(
 def test_the_harness_s_own_namespaces_are_the_only_entries_left_out(impls, defs):
     library = SimpleNamespace(_impls=impls, _defs=defs)
     assert registrations(library) == frozenset(e for e in impls | defs if namespace(e) not in OWN_NAMESPACES)
+
+
+def test_the_guard_sees_a_harness_container_change_and_not_the_harness_s_own_memos(monkeypatch):
+    """A worker retires after a cell that changed global state; were the harness's own memos (the specs loaded once,
+    the list of its modules) seen as changes, every cell would pay for a new worker and no outcome would show it."""
+    from harness.domain.registry import load_specs_once
+    from harness.run import global_state
+
+    probe = ModuleType("harness._guard_probe")
+    probe.TABLE = {"a": 1}
+    before = global_state.snapshot()
+    monkeypatch.setitem(sys.modules, probe.__name__, probe)  # a module that appears since is no change
+    load_specs_once([])
+    assert global_state.changes(before, global_state.snapshot()) == []
+    before = global_state.snapshot()
+    probe.TABLE["b"] = 2
+    assert global_state.changes(before, global_state.snapshot()) == ["harness._guard_probe: TABLE replaced"]

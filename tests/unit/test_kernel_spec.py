@@ -6,7 +6,8 @@ import textwrap
 import pytest
 import torch
 
-from harness.domain.registry import KernelSourceError, load_specs
+from harness.domain import registry
+from harness.domain.registry import KernelSourceError, load_specs, load_specs_once
 from harness.domain.spec import KernelSpec, kernel_name
 from kernels import add
 
@@ -72,3 +73,21 @@ def test_missing_module_or_file():
         load_specs(["no_such_module_tcm"])
     with pytest.raises(KernelSourceError, match="no such kernel file"):
         load_specs(["/no/such/file.py"])
+
+
+def test_a_worker_loads_its_sources_once_and_a_bad_source_fails_every_time(tmp_path, monkeypatch):
+    source = tmp_path / "mine_once.py"
+    source.write_text("import dataclasses\nfrom kernels import add\nMY = dataclasses.replace(add.SPEC, name='my_once')\n")
+    loads = []
+    monkeypatch.setattr(registry, "load_specs", lambda sources: loads.append(sources) or load_specs(sources))
+    first = load_specs_once([str(source)])
+    first.pop("add")  # a caller's change stays in its own copy
+    second = load_specs_once([str(source)])
+    assert loads == [[str(source)]] and second["my_once"] is first["my_once"] and "add" in second
+    assert second == load_specs([str(source)])
+    bad = tmp_path / "bad_once.py"
+    bad.write_text("X = 1\n")
+    for _ in range(2):
+        with pytest.raises(KernelSourceError, match="defines no KernelSpec"):
+            load_specs_once([str(bad)])
+    assert loads == [[str(source)], [str(bad)], [str(bad)]]
