@@ -122,6 +122,28 @@ def _count_cpu(seconds: float) -> None:
         _forked_cpu_s += seconds
 
 
+def _starter_for(env: Mapping[str, str]) -> _Starter:
+    """The running starter of this environment, or a new one (the oldest ends when there are too many)."""
+    with _lock:
+        key = _starter_key(env)
+        starter = _starters.pop(key, None)
+        if starter is None or starter.process.poll() is not None:
+            if len(_starters) >= _MOST_STARTERS:
+                _starters.pop(next(iter(_starters))).close()
+            starter = _Starter(env)
+        _starters[key] = starter
+    return starter
+
+
+def forked_pythons(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The two variables that make a run started as a real process (a test's own `subprocess`, nox, a workflow's
+    step) take its zygote and its process-isolation cells from the maker, as harness_command's runs do: for a test
+    whose question is not how those processes start. An environment the maker was not started with still gets new
+    Pythons (tests/zygote_maker.py)."""
+    launcher = _starter_for(dict(os.environ if env is None else env)).launcher
+    return {ZYGOTE_PYTHON_VARIABLE: launcher, CELL_PYTHON_VARIABLE: launcher}
+
+
 def harness_command(args: Sequence[str], *, cwd: Path | str = REPO, env: Mapping[str, str] | None = None,
                     timeout: float | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
     """`python -m harness ARGS` as subprocess.run(..., capture_output=True, text=True) runs it: the same result, or
@@ -134,14 +156,7 @@ def module_command(module: str, args: Sequence[str], *, cwd: Path | str = REPO, 
     """`python -m MODULE ARGS`, forked: what harness_command does, for any module (the starter's tests use their own)."""
     env = dict(os.environ if env is None else env)
     command = [sys.executable, "-m", module, *args]
-    with _lock:
-        key = _starter_key(env)
-        starter = _starters.pop(key, None)
-        if starter is None or starter.process.poll() is not None:
-            if len(_starters) >= _MOST_STARTERS:
-                _starters.pop(next(iter(_starters))).close()
-            starter = _Starter(env)
-        _starters[key] = starter
+    starter = _starter_for(env)
     if module == "harness":
         env.setdefault(ZYGOTE_PYTHON_VARIABLE, starter.launcher)
         env.setdefault(CELL_PYTHON_VARIABLE, starter.launcher)

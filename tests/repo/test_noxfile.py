@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from harness_commands import forked_pythons
 
 from harness.report.markdown import committed
 
@@ -189,8 +190,10 @@ def reference(tmp_path: Path, outcome: str) -> Path:
 
 def run_matrix(tmp_path: Path, reference_outcome: str) -> tuple[subprocess.CompletedProcess, Path]:
     results = tmp_path / f"run-{reference_outcome}.jsonl"
+    # the run's zygote forked by the suite's maker, as harness_command's runs have theirs: the question is nox's session
     completed = nox("--no-venv", "-s", "matrix", "--", "--tier", "cpu", "-k", "add", "-s", "native", "-p", "cudagraphs",
-                    "-n", "1", "-o", str(results), env={"TCM_REFERENCE": str(reference(tmp_path, reference_outcome))},
+                    "-n", "1", "-o", str(results),
+                    env={"TCM_REFERENCE": str(reference(tmp_path, reference_outcome)), **forked_pythons()},
                     timeout=600)
     return completed, results
 
@@ -232,7 +235,7 @@ def test_no_venv_matrix_resumes_a_stopped_run(skip_run: tuple[subprocess.Complet
     shutil.copyfile(written, results)
     resumed = nox("--no-venv", "-s", "matrix", "--", "--tier", "cpu", "-k", "add", "-s", "native", "-p", "cudagraphs",
                   "-p", "cpu_fallback", "-n", "1", "--resume", str(results),
-                  env={"TCM_REFERENCE": str(reference(tmp_path, "skip"))}, timeout=600)
+                  env={"TCM_REFERENCE": str(reference(tmp_path, "skip")), **forked_pythons()}, timeout=600)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert "1 of 2 cells already in" in resumed.stdout + resumed.stderr
     cells = [json.loads(line)["id"] for line in results.read_text(encoding="utf-8").splitlines()[1:]]
