@@ -15,8 +15,7 @@ from harness.vocab import STYLES
 
 OWN_NAMESPACES = tuple(f"tcm_{style}" for style in STYLES)  # the styles' operators, dropped between cells
 _OWN_PREFIXES = tuple(f"{name}{separator}" for name in OWN_NAMESPACES for separator in ("::", "/"))
-_OWN_START = "tcm_"
-assert all(name.startswith(_OWN_START) for name in OWN_NAMESPACES)
+_OWN_START = "tcm_"  # how every one of OWN_NAMESPACES starts
 
 # The dispatch keys a kernel of a device or of autograd sits under: a kernel added there to an existing operator
 # changes what later cells compute. torch's own lazy registrations use other keys (functorch registers batching

@@ -142,7 +142,7 @@ def load_specs_once(sources: list[str] | None = None) -> dict[str, KernelSpec]:
     """`load_specs(sources)`, loaded once per process: what a worker's cells ask, hundreds of times over one list.
 
     Each load read every installed distribution's entry points again: 6.6 of the 144 CPU seconds of the CPU tier's
-    default selection in one worker (docs/maintainers.md, "The harness's own tests"). A kernel module is imported
+    default selection in one worker (docs/maintainers.md, "Isolation"). A kernel module is imported
     once per process anyway, so a second load would give the same spec objects; a load that raised is not kept, so
     a refused source is refused again on every ask."""
     return dict(_specs_of(tuple(sources or ())))  # a copy: a caller may change its dict
