@@ -25,10 +25,10 @@ pytestmark = [pytest.mark.slow,
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     output = tmp_path_factory.mktemp("default") / "results.jsonl"
-    # One worker: the same cells and baseline, and 120 CPU seconds where the default two workers took 134, each
-    # compiling and importing for itself (docs/maintainers.md, "The harness's own tests"); the suite's other worker
-    # runs the other modules meanwhile. Runs of two workers are tested elsewhere (test_worker_start.py,
-    # unit/test_zygote_maker.py).
+    # One worker: the same cells and baseline, for about 10 CPU seconds less than the default two, each of which
+    # compiles and imports for itself (111 and 123 against 121 and 133, docs/maintainers.md, "The harness's own
+    # tests"); the suite's other worker runs the other modules meanwhile. Runs of two workers are tested elsewhere
+    # (test_worker_start.py, unit/test_zygote_maker.py).
     command = ["run", "--tier", "cpu", "-n", "1", "-o", str(output)]
     completed = harness_command(command, timeout=2400)
     return completed, output
