@@ -136,9 +136,9 @@ def _starter_for(env: Mapping[str, str]) -> _Starter:
 
 
 def forked_pythons(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The two variables that make a run started as a real process (a test's own `subprocess`, nox, a workflow's
-    step) take its zygote and its process-isolation cells from the maker, as harness_command's runs do: for a test
-    whose question is not how those processes start. An environment the maker was not started with still gets new
+    """The two variables that make a run started as a real process (a test's own `subprocess`, nox) take its zygote
+    and its process-isolation cells from the maker, as harness_command's runs do: for a test whose question is not
+    how those processes start. An environment the maker was not started with still gets new
     Pythons (tests/zygote_maker.py)."""
     launcher = _starter_for(dict(os.environ if env is None else env)).launcher
     return {ZYGOTE_PYTHON_VARIABLE: launcher, CELL_PYTHON_VARIABLE: launcher}

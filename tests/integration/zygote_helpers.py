@@ -36,6 +36,11 @@ def table_rows(table: str) -> dict[tuple[str, str], list[str]]:
     return rows
 
 
+def _under(own_tmp: Path, path: Path) -> Path:
+    """Where `path`, under this process's temporary folder, is for a Python started with TMPDIR=own_tmp."""
+    return own_tmp / path.relative_to(tempfile.gettempdir())
+
+
 def seed_kept_isa_probes(own_tmp: Path, *inductor_caches: Path) -> int:
     """Give the runs made under TMPDIR=own_tmp, and the Inductor cache folders named, the CPU ISA probe's outputs
     that this machine's runs kept (in this process's temporary folder), as on a machine that ran before: a test's
@@ -44,7 +49,7 @@ def seed_kept_isa_probes(own_tmp: Path, *inductor_caches: Path) -> int:
     warm-up test of test_loader_zygote.py does). Torch still loads each output in a child Python before it trusts
     it. How many outputs were copied."""
     kept = isa_probes_folder(torch.__version__)  # under this process's temporary folder
-    targets = [own_tmp / kept.relative_to(tempfile.gettempdir()), *inductor_caches]
+    targets = [_under(own_tmp, kept), *inductor_caches]
     return sum(seed_isa_probes(kept, target) for target in targets)
 
 
@@ -57,7 +62,7 @@ def share_precompiled_headers(own_tmp: Path) -> Path:
     headers' file locks are in that folder too, so two builds of one header still wait for each other. The link."""
     machine = Path(default_cache_dir()) / "precompiled_headers"
     machine.mkdir(parents=True, exist_ok=True)
-    link = own_tmp / machine.relative_to(tempfile.gettempdir())
+    link = _under(own_tmp, machine)
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(machine, target_is_directory=True)
     return link
