@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import nox
@@ -80,19 +81,41 @@ def install(session: nox.Session, *requirements: str) -> None:
 
 # The virtualenv's site-packages compiled on every core: pip compiles one file after another, and torch's install
 # took 36 s with it, 12 s without (docs/maintainers.md, "The harness's own tests"). Timestamp-checked files, as pip
-# and an import write them; files that do not compile are left as pip leaves them.
-COMPILE_SITE_PACKAGES = (
-    "import compileall, py_compile, sysconfig\n"
-    "for folder in sorted({sysconfig.get_path('purelib'), sysconfig.get_path('platlib')}):\n"
-    "    compileall.compile_dir(folder, quiet=2, workers=0,"
-    " invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)\n"
-)
+# and an import write them; files that do not compile are left as pip leaves them. Folders named `test` or `tests`
+# below site-packages are left out, as harness.run.bytecode_ahead leaves them out: nothing imports them, and they hold
+# a sixth of the files.
+COMPILE_SITE_PACKAGES = r"""
+import compileall, os, py_compile, re, sysconfig
+for folder in sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}):
+    tests = re.compile(re.escape(folder + os.sep) + r"(.*[/\\])?(tests?|testing[/\\]_internal[/\\]distributed)[/\\]")
+    compileall.compile_dir(folder, quiet=2, workers=0, rx=tests, invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+"""
 
 
-def compile_bytecode(session: nox.Session) -> None:
-    """The bytecode of everything installed so far (files already compiled are skipped), also under --install-only."""
-    if not passthrough(session):
+def start_compile(interpreter: str) -> subprocess.Popen:
+    """The compile as a process of its own, to run beside another step."""
+    return subprocess.Popen([interpreter, "-c", COMPILE_SITE_PACKAGES])
+
+
+def compile_bytecode(session: nox.Session, meanwhile: Callable[[], object] | None = None) -> None:
+    """The bytecode of everything installed so far (files already compiled are skipped), also under --install-only.
+
+    `meanwhile` runs while it compiles: the lint, whose mypy takes one core for about 15 s where the compile keeps both
+    busy for about as long (docs/maintainers.md, "The harness's own tests"). A failure of either fails the session
+    once both have ended."""
+    if passthrough(session):
+        return
+    if meanwhile is None:
         session.run_install(python(session), "-c", COMPILE_SITE_PACKAGES, external=True)
+        return
+    session.log("compiling the installed packages' bytecode beside the next steps")
+    compiler = start_compile(python(session))
+    try:
+        meanwhile()
+    finally:
+        exit_code = compiler.wait()
+    if exit_code:
+        session.error(f"compiling the installed packages' bytecode exited {exit_code}")
 
 
 def torch_requirements(choice: str) -> list[str]:
@@ -130,9 +153,10 @@ def check_torch(choice: str, torch_version: str) -> str | None:
     return None
 
 
-def prepare(session: nox.Session, choice: str, *more: list[str]) -> bool:
+def prepare(session: nox.Session, choice: str, *more: list[str], meanwhile: Callable[[], object] | None = None) -> bool:
     """Install torch, triton, the harness and each list of pip arguments in `more`, then their bytecode; under
-    --no-venv only check the interpreter has the torch asked for.
+    --no-venv only check the interpreter has the torch asked for. `meanwhile` runs beside the bytecode compile (after
+    the check where nothing is compiled).
 
     False under --install-only: the caller must run nothing (its own subprocesses included).
     """
@@ -142,7 +166,7 @@ def prepare(session: nox.Session, choice: str, *more: list[str]) -> bool:
         install(session, "--no-deps", "-e", ".")
         for requirements in more:
             install(session, *requirements)
-        compile_bytecode(session)
+        compile_bytecode(session, meanwhile)
     versions = installed_versions(session)
     if versions is None:
         return False
@@ -150,6 +174,8 @@ def prepare(session: nox.Session, choice: str, *more: list[str]) -> bool:
     problem = check_torch(choice, versions[0])
     if problem:
         session.error(f"{problem}; run without --no-venv to install it, or ask for matrix(torch=...) that matches")
+    if passthrough(session) and meanwhile is not None:
+        meanwhile()
     return True
 
 
@@ -258,9 +284,7 @@ def run_lint(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff and mypy, with the harness and torch installed as in `tests` so mypy sees the same types."""
-    if not prepare(session, "default", EXTRAS["dev"]):
-        return
-    run_lint(session)
+    prepare(session, "default", EXTRAS["dev"], meanwhile=lambda: run_lint(session))
 
 
 @nox.session
@@ -269,9 +293,8 @@ def tests(session: nox.Session) -> None:
     # plot: the PNG reports; examples: the README's library example (tests/repo/test_readme_example.py), without its
     # dependencies (torch is pinned above)
     if not prepare(session, "default", [*EXTRAS["dev"], *EXTRAS["workflows"], *EXTRAS["plot"]],
-                   ["--no-deps", *EXTRAS["examples"]]):
+                   ["--no-deps", *EXTRAS["examples"]], meanwhile=lambda: run_lint(session)):
         return
-    run_lint(session)
     env = {} if passthrough(session) else {"TCM_REQUIRE_TOOLS": "1"}  # installed above: missing is a failure
     # loadscope: each module's tests in one worker, so a module's shared run (its module-scoped fixture) runs once,
     # not once per worker; tests/conftest.py starts the longest modules first. Two workers for two cores: -n 3 was

@@ -61,7 +61,9 @@ CELLS: dict[str, tuple[str, str]] = {
     "export_roundtrip_bare": ("add/native/export_roundtrip_bare", "add/custom_op/export_roundtrip_bare"),
     "aoti": ("add/custom_op/aoti", "add/raw/aoti"),
     "aoti_strict": ("add/native/aoti_strict", "add/triton_op/aoti_strict"),
-    "aoti_fresh_process": ("add/native/aoti_fresh_process", "add/custom_op/aoti_fresh_process"),
+    # The passing cell is an in-place kernel's control: judged by what the package wrote in the loader's process
+    # (test_an_in_place_native_control_passes_in_a_fresh_process).
+    "aoti_fresh_process": ("add_inplace/native/aoti_fresh_process", "add/custom_op/aoti_fresh_process"),
     "flop_counter": ("add/triton_op/flop_counter", "add/wrap_triton/flop_counter"),
     "cpu_fallback": ("", "add/custom_op/cpu_fallback"),
     "tensor_subclass": ("add/custom_op/tensor_subclass", "add/raw/tensor_subclass"),
@@ -253,6 +255,14 @@ def test_the_chosen_cells_pass_and_do_not_pass(pipeline, ran):
         return
     assert ran[passing][0].outcome == "pass", ran[passing][0].error
     assert ran[other][0].outcome in ("fail", "wrong"), ran[other][0]
+
+
+def test_an_in_place_native_control_passes_in_a_fresh_process(ran):
+    """aoti_fresh_process judges an in-place kernel by what the package wrote, in the loader's process. Before the
+    loader sent its arguments back, the native control of every in-place kernel was `wrong` there (the parent's
+    inputs never changed), and every style was blamed on the environment."""
+    result, _ = ran["add_inplace/native/aoti_fresh_process"]
+    assert result.outcome == "pass", result
 
 
 # What `torch.__getattr__` imports on first use (torch's `_lazy_modules`): a script may reach these by attribute alone.

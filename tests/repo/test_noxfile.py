@@ -86,14 +86,53 @@ def test_installs_leave_bytecode_to_one_compile_on_every_core_after_them(noxfile
     assert [call[0] for call in passthrough.calls] == ["run"]  # --no-venv installs and compiles nothing
 
 
+class RecordingCompile:
+    def __init__(self, session: RecordingSession, exit_code: int = 0) -> None:
+        self.session, self.exit_code = session, exit_code
+
+    def __call__(self, interpreter: str) -> RecordingCompile:
+        self.session.calls.append(("compile started", interpreter))
+        return self
+
+    def wait(self) -> int:
+        self.session.calls.append(("compile ended",))
+        return self.exit_code
+
+
+def test_what_runs_meanwhile_runs_while_the_bytecode_compiles_and_a_failed_compile_fails(noxfile, monkeypatch) -> None:
+    session = RecordingSession()
+    monkeypatch.setattr(noxfile, "start_compile", RecordingCompile(session))
+    assert noxfile.prepare(session, "default", meanwhile=lambda: session.calls.append(("lint",)))
+    assert [call[0] for call in session.calls] == ["install"] * 3 + ["compile started", "lint", "compile ended", "run"]
+    assert session.calls[3][1] == "/venv/bin/python"
+    passthrough = RecordingSession("none")
+    assert noxfile.prepare(passthrough, "default", meanwhile=lambda: passthrough.calls.append(("lint",)))
+    assert [call[0] for call in passthrough.calls] == ["run", "lint"]  # nothing compiled: after the version check
+    failed = RecordingSession()
+    monkeypatch.setattr(noxfile, "start_compile", RecordingCompile(failed, exit_code=3))
+    with pytest.raises(AssertionError, match="bytecode exited 3"):
+        noxfile.prepare(failed, "default", meanwhile=lambda: failed.calls.append(("lint",)))
+    linted = RecordingSession()
+    monkeypatch.setattr(noxfile, "start_compile", RecordingCompile(linted))
+
+    def failing_lint() -> None:
+        raise RuntimeError("mypy failed")
+
+    with pytest.raises(RuntimeError, match="mypy failed"):
+        noxfile.prepare(linted, "default", meanwhile=failing_lint)
+    assert linted.calls[-1] == ("compile ended",)  # the compile is waited for, not left running
+
+
 def test_the_compile_writes_each_installed_modules_bytecode_beside_it(noxfile, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
+    venv = tmp_path / "tests" / "venv"  # a folder named `tests` above site-packages, as in .nox/tests
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                                   capture_output=True, text=True, check=True).stdout.strip())
     (purelib / "tcm_installed_probe.py").write_text("VALUE = 1\n")
     (purelib / "tcm_broken_probe.py").write_text("def (\n")  # pip leaves such files uncompiled, and so does this
+    (purelib / "tcm_package" / "tests").mkdir(parents=True)
+    (purelib / "tcm_package" / "tests" / "test_probe.py").write_text("VALUE = 1\n")
     environment = {name: value for name, value in os.environ.items() if name != "PYTHONPYCACHEPREFIX"}
     environment.update({"PYTHONDONTWRITEBYTECODE": "1", "SOURCE_DATE_EPOCH": "0"})
     subprocess.run([str(python), "-c", noxfile.COMPILE_SITE_PACKAGES], check=True, env=environment, timeout=300)
@@ -101,6 +140,7 @@ def test_the_compile_writes_each_installed_modules_bytecode_beside_it(noxfile, t
     assert len(compiled) == 1
     assert compiled[0].read_bytes()[4:8] == b"\0\0\0\0"  # timestamp-checked, as pip and an import write them
     assert not list((purelib / "__pycache__").glob("tcm_broken_probe.*.pyc"))
+    assert not (purelib / "tcm_package" / "tests" / "__pycache__").exists()  # a package's tests: never imported
 
 
 def test_the_noxfile_declares_no_dependency_of_its_own() -> None:

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
+import harness.plugin.state
 import harness.run.environment
 from harness.plugin import xdist_hooks
 from harness.results import read_results
@@ -57,11 +58,20 @@ def _controller_config(tier: str = "auto") -> SimpleNamespace:
                            option=SimpleNamespace(matrix_tier=tier, matrix_resume=None, matrix_results="r.jsonl"))
 
 
+@pytest.fixture
+def no_loader_folder(monkeypatch, tmp_path):
+    """The controller names each worker its run's loader-zygote folder, which it makes: here, under the test's own
+    folder (under /tmp, every run of these tests left its folders behind)."""
+    folder = tmp_path / "loader"
+    monkeypatch.setattr(harness.plugin.state, "make_loader_dir", lambda: folder)
+    return folder
+
+
 def _node(config: SimpleNamespace, worker: str) -> SimpleNamespace:
     return SimpleNamespace(config=config, gateway=SimpleNamespace(id=worker), workerinput={})
 
 
-def test_the_controller_pins_each_new_worker_from_nvidia_smis_list(monkeypatch):
+def test_the_controller_pins_each_new_worker_from_nvidia_smis_list(monkeypatch, no_loader_folder):
     monkeypatch.setattr(harness.run.environment, "query_gpus", lambda: [{"name": "H200", "driver": "1"}] * 2)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")
     config = _controller_config()
@@ -69,13 +79,14 @@ def test_the_controller_pins_each_new_worker_from_nvidia_smis_list(monkeypatch):
     for node in nodes:
         xdist_hooks.pytest_configure_node(node)
     assert [node.workerinput["tcm_gpu"] for node in nodes] == ["5", "7", "5"]
+    assert {node.workerinput[xdist_hooks.LOADER][0] for node in nodes} == {str(no_loader_folder)}  # one per run
     on_gpu = _node(_controller_config("gpu"), "gw0")
     xdist_hooks.pytest_configure_node(on_gpu)
     assert on_gpu.workerinput["tcm_tier"] == "gpu", "a worker makes its CUDA context ahead on the GPU tier"
     assert on_gpu.workerinput["tcm_results"] == "r.jsonl", "where a worker finds a control another worker recorded"
 
 
-def test_one_gpu_or_the_cpu_tier_pins_nothing(monkeypatch):
+def test_one_gpu_or_the_cpu_tier_pins_nothing(monkeypatch, no_loader_folder):
     monkeypatch.setattr(harness.run.environment, "query_gpus", lambda: [{"name": "H100", "driver": "1"}])
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     node = _node(_controller_config(), "gw0")
