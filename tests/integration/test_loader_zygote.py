@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from zygote_helpers import assert_no_zygote_left, cells_of, seed_kept_isa_probes, share_precompiled_headers
+from zygote_helpers import assert_no_zygote_left, cells_of, seed_kept_isa_probes, share_bytecode_cache, share_precompiled_headers
 
 import kernels  # noqa: F401  (the caller has imported the kernels; the loader must not see them)
 from harness.domain.pipelines.aoti_loader import read_report
@@ -176,6 +176,7 @@ def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behin
     own_tmp = Path(tempfile.mkdtemp(prefix="tz-"))  # short: the zygote's socket path must fit AF_UNIX's limit
     seed_kept_isa_probes(own_tmp, own_tmp / "inductor")  # the new Python's cache below
     share_precompiled_headers(own_tmp)
+    share_bytecode_cache(own_tmp)
     # a zygote inherited from an enclosing run (here a dead one) is used by neither loader
     stale = {loader_zygote.LOADER_DIR_VARIABLE: str(own_tmp / "gone"), loader_zygote.LOADER_OWNER_VARIABLE: "1"}
     caches = {"TORCHINDUCTOR_CACHE_DIR": str(own_tmp / "inductor"), "TRITON_CACHE_DIR": str(own_tmp / "triton")}

@@ -19,7 +19,14 @@ import time
 from pathlib import Path
 
 import pytest
-from zygote_helpers import assert_no_zygote_left, cells_of, seed_kept_isa_probes, share_precompiled_headers, table_rows
+from zygote_helpers import (
+    assert_no_zygote_left,
+    cells_of,
+    seed_kept_isa_probes,
+    share_bytecode_cache,
+    share_precompiled_headers,
+    table_rows,
+)
 
 from harness.run import loader_zygote, zygote_python
 from harness.run.caches import CACHE_VARIABLES, ISA_PROBES
@@ -155,6 +162,7 @@ def test_zygote_workers_give_process_isolations_outcomes_with_caches_of_their_ow
     own_tmp = Path(tempfile.mkdtemp(prefix="tw-"))  # short: the zygote's socket path must fit AF_UNIX's limit
     seed_kept_isa_probes(own_tmp)
     share_precompiled_headers(own_tmp)
+    share_bytecode_cache(own_tmp)
     # Cache folders named in the environment, as in any process that imported Inductor (it writes its default
     # folder there): the workers must not share them, each keeps its own (an empty JSON in a package, CI).
     inherited = {variable: own_tmp / f"inherited-{name}" for variable, name in CACHE_VARIABLES}

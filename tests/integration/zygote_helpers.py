@@ -10,6 +10,7 @@ from pathlib import Path
 import torch
 from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
+from harness.run.bytecode import default_prefix
 from harness.run.caches import isa_probes_folder, seed_isa_probes
 
 
@@ -61,6 +62,20 @@ def share_precompiled_headers(own_tmp: Path) -> Path:
     7 CPU seconds each (docs/maintainers.md, "The harness's own tests"), which these tests do not ask about. The
     headers' file locks are in that folder too, so two builds of one header still wait for each other. The link."""
     machine = Path(default_cache_dir()) / "precompiled_headers"
+    machine.mkdir(parents=True, exist_ok=True)
+    link = _under(own_tmp, machine)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(machine, target_is_directory=True)
+    return link
+
+
+def share_bytecode_cache(own_tmp: Path) -> Path:
+    """Make the bytecode cache that runs under TMPDIR=own_tmp keep (harness.run.bytecode: where the environment forbids
+    bytecode, under the temporary folder) a link to this machine's: otherwise every Python those runs start compiles
+    the modules of torch, Dynamo and Inductor from source again, the first ones side by side, which these tests do not
+    ask about. Bytecode changes no result (Python checks each file against its source), and importlib writes each
+    file atomically. The link."""
+    machine = default_prefix()
     machine.mkdir(parents=True, exist_ok=True)
     link = _under(own_tmp, machine)
     link.parent.mkdir(parents=True, exist_ok=True)
