@@ -21,8 +21,9 @@ its rewritten modules under `sys.pycache_prefix` when one is set.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 from harness.run.caches import caches_root
@@ -50,3 +51,35 @@ def enable_bytecode_cache(environ: MutableMapping[str, str] | None = None, prefi
         sys.pycache_prefix = str(chosen)
         sys.dont_write_bytecode = False
     return str(chosen)
+
+
+def run_prefix(environ: Mapping[str, str] | None = None) -> Path | None:
+    """Where the Pythons of a run started with this environment read and write bytecode: the prefix the user set, the
+    run's own cache where the environment forbids bytecode (`enable_bytecode_cache`), else None: beside the sources."""
+    environ = os.environ if environ is None else environ
+    if environ.get(PREFIX):
+        return Path(environ[PREFIX])
+    return default_prefix() if environ.get(DONT_WRITE) else None
+
+
+def copy_into_prefix(folder: Path, prefix: Path) -> int:
+    """Copy the bytecode compiled beside the sources under `folder` to where Python looks for it under `prefix`.
+
+    A Python with a prefix reads bytecode only there, so a run's processes would compile again, each on its own
+    until one has written it, what an install already compiled beside the sources. The bytes are the same (a cached
+    file names its source's path, mtime and size, not where it lies); each copy replaces its target atomically, as
+    importlib writes. How many files were copied."""
+    copied = 0
+    for parent, _, names in os.walk(folder):
+        if os.path.basename(parent) != "__pycache__":
+            continue
+        target_folder = prefix / os.path.dirname(os.path.abspath(parent)).lstrip(os.sep)
+        target_folder.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            if name.endswith(".pyc"):
+                target = target_folder / name
+                partial = target.with_name(f"{name}.{os.getpid()}.partial")
+                shutil.copyfile(os.path.join(parent, name), partial)
+                os.replace(partial, target)
+                copied += 1
+    return copied

@@ -133,14 +133,20 @@ def test_the_compile_writes_each_installed_modules_bytecode_beside_it(noxfile, t
     (purelib / "tcm_broken_probe.py").write_text("def (\n")  # pip leaves such files uncompiled, and so does this
     (purelib / "tcm_package" / "tests").mkdir(parents=True)
     (purelib / "tcm_package" / "tests" / "test_probe.py").write_text("VALUE = 1\n")
-    environment = {name: value for name, value in os.environ.items() if name != "PYTHONPYCACHEPREFIX"}
-    environment.update({"PYTHONDONTWRITEBYTECODE": "1", "SOURCE_DATE_EPOCH": "0"})
-    subprocess.run([str(python), "-c", noxfile.COMPILE_SITE_PACKAGES], check=True, env=environment, timeout=300)
+    environment = {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "PYTHONPYCACHEPREFIX")}
+    environment.update({"PYTHONDONTWRITEBYTECODE": "1", "SOURCE_DATE_EPOCH": "0", "TMPDIR": str(tmp_path / "tmp")})
+    (tmp_path / "tmp").mkdir()
+    # where the harness's Pythons read bytecode in that environment (harness.run.bytecode.run_prefix)
+    prefix = tmp_path / "tmp" / f"tcm-caches-{os.getuid()}" / "pycache"
+    subprocess.run([str(python), "-c", noxfile.COMPILE_SITE_PACKAGES], check=True, env=environment, timeout=300,
+                   cwd=REPO)
     compiled = list((purelib / "__pycache__").glob("tcm_installed_probe.*.pyc"))
     assert len(compiled) == 1
     assert compiled[0].read_bytes()[4:8] == b"\0\0\0\0"  # timestamp-checked, as pip and an import write them
     assert not list((purelib / "__pycache__").glob("tcm_broken_probe.*.pyc"))
     assert not (purelib / "tcm_package" / "tests" / "__pycache__").exists()  # a package's tests: never imported
+    copied = prefix / str(purelib).lstrip(os.sep) / compiled[0].name
+    assert copied.read_bytes() == compiled[0].read_bytes()
 
 
 def test_the_noxfile_declares_no_dependency_of_its_own() -> None:

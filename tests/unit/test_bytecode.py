@@ -1,12 +1,13 @@
 """The bytecode cache a run gives its child Pythons where PYTHONDONTWRITEBYTECODE forbids one."""
 
+import compileall
 import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from harness.run.bytecode import DONT_WRITE, PREFIX, enable_bytecode_cache
+from harness.run.bytecode import DONT_WRITE, PREFIX, copy_into_prefix, default_prefix, enable_bytecode_cache, run_prefix
 
 
 def test_a_forbidden_cache_moves_under_the_prefix(tmp_path: Path) -> None:
@@ -78,3 +79,34 @@ def test_a_command_imports_torch_with_the_cache_on(tmp_path: Path) -> None:
     torch_folder = Path(importlib.util.find_spec("torch").origin).parent.as_posix()
     cached = [path for path in tmp_path.rglob("__init__.*.pyc") if path.parent.as_posix().endswith(torch_folder)]
     assert cached, "torch was imported with no bytecode cache"
+
+
+def test_a_runs_prefix_is_the_users_or_its_own_where_bytecode_is_forbidden() -> None:
+    assert run_prefix({PREFIX: "/theirs", DONT_WRITE: "1"}) == Path("/theirs")
+    assert run_prefix({DONT_WRITE: "1"}) == default_prefix()
+    assert run_prefix({}) is None and run_prefix({DONT_WRITE: ""}) is None
+
+
+def test_bytecode_copied_into_a_prefix_is_what_a_python_with_that_prefix_loads(tmp_path: Path, monkeypatch) -> None:
+    """Compiled beside its source, copied under the prefix, and loaded from there: the source is then changed to the
+    same size and modification time, which Python checks, so only the copied bytecode can give the old value."""
+    installed = tmp_path / "site-packages"
+    (installed / "tcm_package").mkdir(parents=True)
+    module = installed / "tcm_package" / "probe.py"
+    module.write_text("VALUE = 1\n")
+    (installed / "tcm_package" / "__init__.py").write_text("")
+    monkeypatch.setattr(sys, "pycache_prefix", None)  # this suite's own processes write under one (its conftest)
+    assert compileall.compile_dir(installed, quiet=2)
+    prefix = tmp_path / "prefix"
+    assert copy_into_prefix(installed, prefix) == 2
+    assert copy_into_prefix(installed, prefix) == 2  # again: replaced, not doubled
+    assert not list(prefix.rglob("*.partial"))
+    stat = module.stat()
+    module.write_text("VALUE = 2\n")
+    os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    environ = {k: v for k, v in os.environ.items() if k not in (PREFIX, "PYTHONPATH")}
+    environ.update({PREFIX: str(prefix), DONT_WRITE: "1", "PYTHONPATH": str(installed)})
+    done = subprocess.run([sys.executable, "-c", "from tcm_package import probe; print(probe.VALUE, probe.__cached__)"],
+                          env=environ, capture_output=True, text=True, check=True)
+    value, cached = done.stdout.split()
+    assert value == "1" and Path(cached).is_relative_to(prefix)
