@@ -40,6 +40,9 @@ PYPROJECT = nox.project.load_toml(REPO / "pyproject.toml")
 HARNESS_DEPENDENCIES = tuple(requirement for requirement in PYPROJECT["project"]["dependencies"]
                              if not requirement.startswith(("torch", "triton")))
 EXTRAS: dict[str, list[str]] = PYPROJECT["project"]["optional-dependencies"]
+# What building the harness needs, installed with its dependencies: pip's isolated build environment for the
+# editable install took 5.0 s, the same install into the session's environment 1.2 s.
+BUILD_REQUIREMENTS = tuple(PYPROJECT["build-system"]["requires"])
 RUFF_PATHS = ("harness", "kernels", "matrix", "tests", "noxfile.py", "conftest.py")
 # What `matrix` diffs a run against when TCM_REFERENCE is not set: the committed results of its tier.
 # For the GPU it is the run the published chart comes from (harness.report.markdown.committed.COMMITTED_GPU_RESULTS).
@@ -169,8 +172,8 @@ def prepare(session: nox.Session, choice: str, *more: list[str], meanwhile: Call
     """
     if not passthrough(session):
         install(session, *torch_requirements(choice))
-        install(session, *HARNESS_DEPENDENCIES)
-        install(session, "--no-deps", "-e", ".")
+        install(session, *HARNESS_DEPENDENCIES, *BUILD_REQUIREMENTS)
+        install(session, "--no-deps", "--no-build-isolation", "-e", ".")
         for requirements in more:
             install(session, *requirements)
         compile_bytecode(session, meanwhile)

@@ -44,8 +44,10 @@ def noxfile():
 
 def test_harness_dependencies_are_pyprojects_less_torch_and_triton(noxfile) -> None:
     tomllib = pytest.importorskip("tomllib")
-    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    declared = pyproject["project"]
     assert tuple(d for d in declared["dependencies"] if not d.startswith(("torch", "triton"))) == noxfile.HARNESS_DEPENDENCIES
+    assert noxfile.BUILD_REQUIREMENTS == tuple(pyproject["build-system"]["requires"])
     assert noxfile.EXTRAS == declared["optional-dependencies"]
     assert "import-linter==2.17" in noxfile.EXTRAS["dev"]  # `lint-imports` runs in nox -s lint and tests
 
@@ -80,6 +82,8 @@ def test_installs_leave_bytecode_to_one_compile_on_every_core_after_them(noxfile
     assert kinds == ["install"] * 5 + ["run_install", "run"]  # five pip calls, the compile, the version check
     assert all(call[1] == "--no-compile" for call in session.calls[:5])
     assert session.calls[3][2:] == ("extra-one",) and session.calls[4][2:] == ("--no-deps", "extra-two")
+    assert noxfile.BUILD_REQUIREMENTS and session.calls[1][-len(noxfile.BUILD_REQUIREMENTS):] == noxfile.BUILD_REQUIREMENTS
+    assert session.calls[2][1:] == ("--no-compile", "--no-deps", "--no-build-isolation", "-e", ".")  # built here
     assert session.calls[5][1:3] == ("/venv/bin/python", "-c") and "workers=0" in session.calls[5][3]
     passthrough = RecordingSession("none")
     assert noxfile.prepare(passthrough, "default", ["extra-one"])
