@@ -42,6 +42,16 @@ def _under(own_tmp: Path, path: Path) -> Path:
     return own_tmp / path.relative_to(tempfile.gettempdir())
 
 
+def _link_under(own_tmp: Path, machine: Path) -> Path:
+    """A link, where `machine` (a folder under this process's temporary folder) is for a Python started with
+    TMPDIR=own_tmp, to `machine` itself, made if it was not there. The link."""
+    machine.mkdir(parents=True, exist_ok=True)
+    link = _under(own_tmp, machine)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(machine, target_is_directory=True)
+    return link
+
+
 def seed_kept_isa_probes(own_tmp: Path, *inductor_caches: Path) -> int:
     """Give the runs made under TMPDIR=own_tmp, and the Inductor cache folders named, the CPU ISA probe's outputs
     that this machine's runs kept (in this process's temporary folder), as on a machine that ran before: a test's
@@ -61,12 +71,7 @@ def share_precompiled_headers(own_tmp: Path) -> Path:
     a folder of its own otherwise precompiled the AOTInductor wrapper's and the C++ kernels' headers again, about
     7 CPU seconds each (docs/maintainers.md, "The harness's own tests"), which these tests do not ask about. The
     headers' file locks are in that folder too, so two builds of one header still wait for each other. The link."""
-    machine = Path(default_cache_dir()) / "precompiled_headers"
-    machine.mkdir(parents=True, exist_ok=True)
-    link = _under(own_tmp, machine)
-    link.parent.mkdir(parents=True, exist_ok=True)
-    link.symlink_to(machine, target_is_directory=True)
-    return link
+    return _link_under(own_tmp, Path(default_cache_dir()) / "precompiled_headers")
 
 
 def share_bytecode_cache(own_tmp: Path) -> Path:
@@ -75,9 +80,4 @@ def share_bytecode_cache(own_tmp: Path) -> Path:
     the modules of torch, Dynamo and Inductor from source again, the first ones side by side, which these tests do not
     ask about. Bytecode changes no result (Python checks each file against its source), and importlib writes each
     file atomically. The link."""
-    machine = default_prefix()
-    machine.mkdir(parents=True, exist_ok=True)
-    link = _under(own_tmp, machine)
-    link.parent.mkdir(parents=True, exist_ok=True)
-    link.symlink_to(machine, target_is_directory=True)
-    return link
+    return _link_under(own_tmp, default_prefix())
