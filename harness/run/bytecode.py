@@ -57,8 +57,8 @@ def run_prefix(environ: Mapping[str, str] | None = None) -> Path | None:
     """Where the Pythons of a run started with this environment read and write bytecode: the prefix the user set, the
     run's own cache where the environment forbids bytecode (`enable_bytecode_cache`), else None: beside the sources."""
     environ = os.environ if environ is None else environ
-    if environ.get(PREFIX):
-        return Path(environ[PREFIX])
+    if PREFIX in environ:  # kept by `enable_bytecode_cache` as the user set it; empty, Python uses none
+        return Path(environ[PREFIX]) if environ[PREFIX] else None
     return default_prefix() if environ.get(DONT_WRITE) else None
 
 

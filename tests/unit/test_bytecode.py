@@ -85,6 +85,7 @@ def test_a_runs_prefix_is_the_users_or_its_own_where_bytecode_is_forbidden() -> 
     assert run_prefix({PREFIX: "/theirs", DONT_WRITE: "1"}) == Path("/theirs")
     assert run_prefix({DONT_WRITE: "1"}) == default_prefix()
     assert run_prefix({}) is None and run_prefix({DONT_WRITE: ""}) is None
+    assert run_prefix({PREFIX: "", DONT_WRITE: "1"}) is None  # as enable_bytecode_cache leaves it: no bytecode at all
 
 
 def test_bytecode_copied_into_a_prefix_is_what_a_python_with_that_prefix_loads(tmp_path: Path, monkeypatch) -> None:
