@@ -22,6 +22,7 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from harness.run.bytecode import DONT_WRITE, PREFIX
@@ -31,9 +32,16 @@ from harness.run.workers import usable_cores
 ROOTS = ("torch", "triton", "numpy", "opt-einsum", "pytest", "pytest-xdist")
 MIN_SPARE_CORES = 4
 BUSY_CORES = 2  # the controller's and the zygote's
-SKIPPED_FOLDERS = r"[/\\](tests?|testing/_internal/distributed)[/\\]"  # never imported by a run
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 EXTRA_MARKER = re.compile(r"\bextra\s*==")
+
+
+def skipped_folders(folders: Iterable[str | Path]) -> str:
+    """compileall's `-x` pattern for the folders below `folders` that no run imports: each `test` or `tests` folder,
+    and torch's distributed test helpers. Anchored below the folders given: a folder above them may itself be named
+    `tests` (nox's virtualenv `.nox/tests`), and an unanchored pattern then skipped every file."""
+    below = "|".join(re.escape(str(folder).rstrip("/\\") + os.sep) for folder in folders)
+    return rf"(?:{below})(?:.*[/\\])?(?:tests?|testing[/\\]_internal[/\\]distributed)[/\\]"
 
 
 def package_folders(roots: tuple[str, ...] = ROOTS) -> list[Path]:
@@ -102,7 +110,7 @@ def start_compiling_ahead(cores: int | None = None) -> subprocess.Popen | None:
     environment.pop(DONT_WRITE, None)
     # timestamp-checked files, as an import writes them (SOURCE_DATE_EPOCH would make compileall write hash-checked ones)
     command = [sys.executable, "-m", "compileall", "-q", "-j", str(spare), "--invalidation-mode", "timestamp",
-               "-x", SKIPPED_FOLDERS, *map(str, folders)]
+               "-x", skipped_folders(folders), *map(str, folders)]
     return subprocess.Popen(command, env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
 

@@ -82,7 +82,7 @@ def test_nothing_starts_without_cores_to_spare(monkeypatch: pytest.MonkeyPatch, 
 
 def test_the_packages_are_compiled_into_the_cache_as_imports_would(monkeypatch: pytest.MonkeyPatch,
                                                                    tmp_path: Path) -> None:
-    package = tmp_path / "src" / "tcm_ahead_probe"
+    package = tmp_path / "tests" / "site-packages" / "tcm_ahead_probe"  # a folder named `tests` above, as .nox/tests
     (package / "tests").mkdir(parents=True)
     (package / "__init__.py").write_text("VALUE = 1\n")
     (package / "tests" / "test_it.py").write_text("VALUE = 2\n")
