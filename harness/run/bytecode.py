@@ -36,13 +36,18 @@ def default_prefix() -> Path:
     return caches_root() / "pycache"
 
 
+def _needs_own_cache(environ: Mapping[str, str]) -> bool:
+    """Bytecode forbidden, and no prefix the user set (even an empty one, which is theirs: no bytecode at all)."""
+    return bool(environ.get(DONT_WRITE)) and PREFIX not in environ
+
+
 def enable_bytecode_cache(environ: MutableMapping[str, str] | None = None, prefix: Path | None = None) -> str | None:
     """Point child Pythons at a bytecode cache if the environment forbids one; the prefix set, else None.
 
     Without `environ` (this process's own environment), this process writes and reads its bytecode there too."""
     own = environ is None
     environ = os.environ if environ is None else environ
-    if not environ.get(DONT_WRITE) or PREFIX in environ:
+    if not _needs_own_cache(environ):
         return None
     chosen = prefix if prefix is not None else default_prefix()
     environ[PREFIX] = str(chosen)
@@ -57,9 +62,9 @@ def run_prefix(environ: Mapping[str, str] | None = None) -> Path | None:
     """Where the Pythons of a run started with this environment read and write bytecode: the prefix the user set, the
     run's own cache where the environment forbids bytecode (`enable_bytecode_cache`), else None: beside the sources."""
     environ = os.environ if environ is None else environ
-    if PREFIX in environ:  # kept by `enable_bytecode_cache` as the user set it; empty, Python uses none
-        return Path(environ[PREFIX]) if environ[PREFIX] else None
-    return default_prefix() if environ.get(DONT_WRITE) else None
+    if _needs_own_cache(environ):
+        return default_prefix()
+    return Path(environ[PREFIX]) if environ.get(PREFIX) else None  # the user's; empty or unset, Python uses none
 
 
 def copy_into_prefix(folder: Path, prefix: Path) -> int:
