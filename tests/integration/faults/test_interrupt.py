@@ -3,7 +3,9 @@
 Each test drives the real CLI in a subprocess, on the tier this machine has (the CPU tier in
 CI, the GPU tier on a GPU machine), and stops it once its results file holds some cells:
 SIGKILL to everything the run started (what a cancelled CI job or the OOM killer does), or
-SIGINT (Ctrl-C: the terminal signals the whole process group; `kill -INT` only the harness).
+SIGINT (Ctrl-C: the terminal signals the whole process group; `kill -INT` only the harness). The runs nothing
+signals (the uninterrupted reference, the resumes) are forked as the suite's other commands are
+(tests/harness_commands.py): a new Python's start is not what they ask.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from harness_commands import harness_command
 
 from harness.results import read_results
 from harness.run.environment import resolve_tier
@@ -30,7 +33,9 @@ SIGINT_SELECTION = ["--tier", TIER, "--kernels-from", str(FAULTS), "-k", "add,fa
                     "-p", "eager,vmap", "--timeout", "10"]  # 8 cells; fault_hang/raw/* sleep until the time limit
 
 
-def harness_command(*args: str) -> list[str]:
+def run_argv(*args: str) -> list[str]:
+    """A new Python's `harness run`: what the tests that signal a run start (a forked one, harness_command, is
+    enough where nothing is signalled)."""
     return [sys.executable, "-m", "harness", "run", *args]
 
 
@@ -127,8 +132,7 @@ class Run:
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
     output = tmp_path_factory.mktemp("uninterrupted") / "r.jsonl"
-    completed = subprocess.run(harness_command(*SELECTION, "-n", "1", "-o", str(output)),
-                               cwd=REPO, capture_output=True, text=True, timeout=900)
+    completed = harness_command(["run", *SELECTION, "-n", "1", "-o", str(output)], timeout=900)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     return {cell.id: cell.outcome for cell in read_results(output).cells}
 
@@ -136,7 +140,7 @@ def uninterrupted(tmp_path_factory):
 @pytest.mark.slow
 def test_sigkill_loses_no_finished_cell_and_resume_completes_the_run(tmp_path, uninterrupted):
     output = tmp_path / "r.jsonl"
-    run = Run(tmp_path, "killed", harness_command(*SELECTION, "-n", "1", "-o", str(output)))
+    run = Run(tmp_path, "killed", run_argv(*SELECTION, "-n", "1", "-o", str(output)))
     try:
         run.wait_until(lambda: cells_in(output) >= 4)
     finally:
@@ -153,8 +157,7 @@ def test_sigkill_loses_no_finished_cell_and_resume_completes_the_run(tmp_path, u
 
     torn = text + json.dumps(records[-1])[:57]  # a kill in the middle of a write leaves half a line
     output.write_text(torn)
-    completed = subprocess.run(harness_command(*SELECTION, "-n", "2", "--resume", str(output)),
-                               cwd=REPO, capture_output=True, text=True, timeout=900)
+    completed = harness_command(["run", *SELECTION, "-n", "2", "--resume", str(output)], timeout=900)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     assert "resume: cut 57 bytes of a torn last line" in completed.stdout
     assert f"resume: {len(in_file)} of {len(uninterrupted)} cells already in {output}" in completed.stdout
@@ -172,7 +175,7 @@ def test_sigkill_loses_no_finished_cell_and_resume_completes_the_run(tmp_path, u
 def test_sigint_kills_the_cells_flushes_and_prints_how_to_resume(tmp_path, uninterrupted, target):
     """`group` is Ctrl-C in a terminal; `harness` is `kill -INT` of the harness alone, its xdist workers unsignalled."""
     output = tmp_path / "r.jsonl"
-    run = Run(tmp_path, "interrupted", harness_command(*SIGINT_SELECTION, "-n", "2", "-o", str(output)))
+    run = Run(tmp_path, "interrupted", run_argv(*SIGINT_SELECTION, "-n", "2", "-o", str(output)))
     try:
         run.wait_until(lambda: cells_in(output) >= 3 and "fault_hang/native" in output.read_text())
         time.sleep(1.0)  # that worker has moved on to fault_hang/raw, which sleeps
@@ -205,7 +208,7 @@ def test_sigint_kills_the_cells_flushes_and_prints_how_to_resume(tmp_path, unint
     if target != "group":
         return  # the printed command is checked; running it once (below, for Ctrl-C) is enough
 
-    completed = subprocess.run([sys.executable] + command[1:], cwd=REPO, capture_output=True, text=True, timeout=900)
+    completed = harness_command(command[3:], timeout=900)  # `python -m harness` forked (harness_commands)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     finished = {cell.id: cell for cell in read_results(output).cells}
     assert len(finished) == len(read_results(output).cells) == 8
