@@ -18,12 +18,16 @@ ELLIPSIS = "…"
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "&#124;", "`": "&#96;"}
 # Backslash escapes for inline markup: emphasis, links, headings, strike, math.
 _BACKSLASHED = set("\\*_[]#~$")
+# Both as one table for str.translate: a report escapes tens of thousands of cells, one character at a time in Python
+# took most of a large report's rendering.
+_ESCAPES = str.maketrans({**_ENTITIES, **{ch: "\\" + ch for ch in _BACKSLASHED}})
 
 
 def one_line(text: object) -> str:
     """Collapse every run of whitespace (newlines included) to one space and drop control characters."""
-    words = str(text).split()
-    joined = " ".join(words)
+    joined = " ".join(str(text).split())
+    if joined.isprintable():  # nothing of Cc, Cf or Cs in it (printable excludes them): the usual case, kept whole
+        return joined
     return "".join(ch for ch in joined if unicodedata.category(ch) not in ("Cc", "Cf", "Cs"))
 
 
@@ -36,16 +40,7 @@ def truncate(text: str, limit: int = DEFAULT_LIMIT) -> str:
 
 def escape_cell(text: object, limit: int = DEFAULT_LIMIT) -> str:
     """Text that renders as itself in a Markdown table cell and cannot break or inject into it."""
-    plain = truncate(one_line(text), limit)
-    out = []
-    for ch in plain:
-        if ch in _ENTITIES:
-            out.append(_ENTITIES[ch])
-        elif ch in _BACKSLASHED:
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-    return "".join(out)
+    return truncate(one_line(text), limit).translate(_ESCAPES)
 
 
 def first_line(text: str | None) -> str:
