@@ -47,16 +47,24 @@ def zygote_dir():
 
 def _wait_for_warm_up(directory: Path, pid: int, limit_s: float = 300.0) -> None:
     """Every test here asks what a ready zygote does: one that died warming up would leave each of them a plain
-    Python's answer and no word of why (seen once, in a fresh clone's suite), so the module stops here with its log.
-    The zygote is this process's child: a dead one is a zombie until reaped, which `_alive` cannot tell."""
+    Python's answer and no word of why (seen once, in a fresh clone's suite), so each fails here with the zygote's
+    log instead. The zygote is this process's child: a dead one is a zombie until reaped, which `_alive` cannot tell."""
     deadline = time.monotonic() + limit_s
     while loader_zygote.read_warmup(directory) is None:
-        ended, status = os.waitpid(pid, os.WNOHANG)
-        if ended or time.monotonic() > deadline:
-            how = f"ended with {os.waitstatus_to_exitcode(status)}" if ended else f"not ready after {limit_s:.0f} s"
+        how = _ended(pid) or (f"was not ready after {limit_s:.0f} s" if time.monotonic() > deadline else None)
+        if how:
             log = (directory / loader_zygote.LOG).read_text(errors="replace")[-3000:]
             pytest.fail(f"the zygote {pid} {how} before its warm-up was done; its log:\n{log}", pytrace=False)
         time.sleep(0.05)
+
+
+def _ended(pid: int) -> str | None:
+    """How this process's child `pid` ended, reaping it; None while it runs."""
+    try:
+        ended, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # reaped already: subprocess reaps an abandoned Popen when the next one starts
+        return "ended"
+    return f"ended with {os.waitstatus_to_exitcode(status)}" if ended else None
 
 
 def _python(directory: Path, code: str, **kwargs) -> subprocess.CompletedProcess:
