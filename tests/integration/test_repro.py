@@ -151,9 +151,9 @@ def controls_of(cells: list[str]) -> list[str]:
     """The `native` controls that the failing cells of CELLS are judged by, where CELLS does not ask them itself.
 
     A failing style's control runs anyway: left out of the selection, in a child of the zygote of its own; asked,
-    in the worker before the styles of its group, where the AOTInductor pipelines' controls load one package
-    (`add/native/aoti`'s) instead of building it three times (harness.domain.pipelines.artifacts). The verdicts are
-    the same either way; the run is shorter."""
+    in the worker before the styles of its group, where the AOTInductor pipelines' `add/native` cells load the one
+    package `add/native/aoti` built (harness.domain.pipelines.artifacts) instead of building it three times, once in
+    the worker and twice in forked children. The verdicts are the same either way; the run is shorter."""
     controls = []
     for pipeline, (_, failing) in CELLS.items():
         kernel, style, _ = split_cell_id(failing)
@@ -165,8 +165,8 @@ def controls_of(cells: list[str]) -> list[str]:
 
 def _harness_run(cells: list[str], output: Path, log: Path) -> subprocess.Popen:
     """One `python -m harness run` over exactly these cells: the kernels x styles x pipelines they span, narrowed to
-    them by pytest's `-k`. One worker: two took 10 CPU seconds more for the same cells (81 against 71), each importing
-    and compiling for itself, while the suite's other worker keeps the second core busy."""
+    them by pytest's `-k`. One worker: two took 8 to 12 CPU seconds more for the same cells (79 and 83 against 71), each
+    importing and compiling for itself, while the suite's other worker keeps the second core busy."""
     parts = [split_cell_id(cell) for cell in cells]
     names = [",".join(sorted({part[axis] for part in parts})) for axis in range(3)]
     command = [sys.executable, "-m", "harness", "run", "--tier", "cpu", "-k", names[0], "-s", names[1], "-p", names[2],
