@@ -1,8 +1,9 @@
 """`repro` writes a cell as a script that runs without the harness and ends as the cell ended, for every pipeline.
 
 For each pipeline, one cell that passes and one that does not on the CPU tier (a pipeline the CPU tier
-cannot ask has its skip cell instead). The harness records every one of those cells in one run of
-`python -m harness run` (its cells picked with pytest's `-k`) in worker isolation, the default, where a worker
+cannot ask has its skip cell instead). The harness records every one of those cells, and the controls its failing
+ones are judged by (controls_of), in one run of `python -m harness run` (its cells picked with pytest's `-k`) in
+worker isolation, the default, where a worker
 runs many cells one after another; each cell's script is written from its record as soon as the record is in the
 results file and runs in a fresh isolated Python (`-I`, no PYTHONPATH, no TRITON_INTERPRET: the script sets it)
 from an empty folder, so nothing of the harness can be imported. The script's last line must be the record's
