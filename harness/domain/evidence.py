@@ -123,9 +123,45 @@ def failing_source(error: BaseException) -> str:
     return f"{(frame.line or '').strip()} ({where}:{frame.lineno})"[:MAX_LINE]
 
 
+# A C++ compiler's diagnostic, as g++ and clang print it: "FILE:LINE:COLUMN: error: MESSAGE" (or "fatal error:").
+COMPILER_ERROR = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):(?:(?P<column>\d+):)? (?:fatal )?error: (?P<message>.+)$")
+LINKER_ERROR = re.compile(r"(undefined reference to .+|cannot find -l\S+)$")
+
+
+def compiler_diagnostic(error: BaseException) -> str | None:
+    """A failed C++ build's first error as the compiler gave it, with the file's name and position; None for any
+    other error. Inductor's CppCompileError keeps the compiler's output; the cause it is raised from is the
+    CalledProcessError whose message is the command line, which starts with a temporary folder that differs from
+    run to run and says nothing of what went wrong."""
+    current: BaseException | None = error
+    seen: set[int] = set()
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        output = getattr(current, "output", None) if type(current).__name__ == "CppCompileError" else None
+        if isinstance(output, bytes):
+            output = output.decode(errors="replace")
+        if isinstance(output, str):
+            lines = [line.strip() for line in output.splitlines()]
+            for line in lines:
+                found = COMPILER_ERROR.match(line)
+                if found:
+                    position = ":".join(part for part in (found["line"], found["column"]) if part)
+                    return f"error: {found['message']} (at {Path(found['file']).name}:{position})"
+            for line in lines:
+                found = LINKER_ERROR.search(line)
+                if found:
+                    return f"error: {found.group(1)}"
+        inner = unwrap(current)
+        current = inner if inner is not current else current.__cause__
+    return None
+
+
 def most_specific_line(error: BaseException) -> str:
     """The line that names the user-visible problem: the innermost cause's message, without framing lines;
-    for a Dynamo graph break, `[GB id] type: explanation`."""
+    for a Dynamo graph break, `[GB id] type: explanation`; for a failed C++ build, the compiler's first error."""
+    diagnostic = compiler_diagnostic(error)
+    if diagnostic:
+        return diagnostic[:MAX_LINE]
     inner = innermost(error)
     lines = [line.strip() for line in str(inner).splitlines() if line.strip()]
     useful = [line for line in lines if not BOILERPLATE.match(line)]

@@ -89,6 +89,38 @@ def test_an_inductor_error_gives_way_to_the_error_inside():
     assert most_specific_line(error) == "Cannot access data pointer of Tensor (e.g. FakeTensor)"
 
 
+# What Inductor's C++ kernel for random_dropout's reference under compile_dynamic fails with (the CPU tier and the H200
+# alike, torch 2.11 and 2.13): one function, so that a real g++ prints it.
+BROKEN_CPP = "float mix(float a, float b) {\n    return a ^ b;\n}\n"
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["CppCompileError", "InductorError"])
+def test_a_failed_cpp_build_gives_the_compilers_first_error_not_its_command_line(tmp_path, wrapped):
+    """A real build through Inductor's own builder: its CppCompileError is raised from a CalledProcessError whose
+    message is the g++ command line, in a folder of the run's own; the line must be what the compiler said."""
+    from torch._inductor.cpp_builder import CppBuilder, CppOptions
+    from torch._inductor.exc import CppCompileError, InductorError
+
+    source = tmp_path / "broken.cpp"
+    source.write_text(BROKEN_CPP)
+    with pytest.raises(CppCompileError) as raised:
+        CppBuilder("broken", [str(source)], CppOptions(), str(tmp_path)).build()
+    error = InductorError(raised.value, None) if wrapped else raised.value
+    assert type(raised.value.__cause__).__name__ == "CalledProcessError"
+    line = most_specific_line(error)
+    assert line.startswith("error: invalid operands of types ") and "to binary " in line and "operator^" in line
+    assert line.endswith("(at broken.cpp:2:14)") and str(tmp_path) not in line
+
+
+def test_a_failed_link_gives_the_missing_symbol():
+    from torch._inductor.exc import CppCompileError
+
+    output = ("/usr/bin/ld: /tmp/x/k.o: in function `run':\nk.cpp:(.text+0x9): undefined reference to `missing(int)'\n"
+              "collect2: error: ld returned 1 exit status\n")
+    assert most_specific_line(CppCompileError(["g++", "/tmp/x/k.o"], output)) == \
+        "error: undefined reference to `missing(int)'"
+
+
 def test_a_triton_compilation_error_gives_its_message_and_position():
     message = ("at 12:4:\n    x = tl.load(x_ptr + offsets)\n    y = x[0]\n    ^\n"
                "ValueError('unsupported tensor index: constexpr[0]')")
