@@ -41,6 +41,7 @@ from harness.run.environment import query_gpus, resolve_tier, share_cores
 from harness.run.gpus import GpuPins, visible_gpus
 from harness.run.loader_zygote import ZygoteUnavailable, ensure_started
 from harness.run.options import DEFAULT_ISOLATION
+from harness.run.run_folders import mark_owner, remove_dead_runs_folders
 from harness.run.verdict import evidence_line, mark_env
 from harness.run.zygote_python import STARTED_VARIABLE
 from harness.vocab import CONTROL_STYLE, split_cell_id
@@ -77,6 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop(STARTED_VARIABLE, None)  # this run's workers say how they started; none inherits it from another run
     if config.getvalue("collectonly") or not runs_matrix(config):
         return
+    remove_dead_runs_folders()  # what runs killed with their zygotes left in the temporary folder
     # before the zygote or any worker starts: they inherit it; a zygote started ahead made the run's folder already
     ahead = getattr(config.option, "matrix_zygote_ahead", None)
     config.stash[_run_caches_key] = run_caches() if ahead else start_run_caches()
@@ -103,6 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if getattr(config.option, "maxworkerrestart", None) is None:
         config.option.maxworkerrestart = MAX_WORKER_RESTARTS
     config.stash[_root_key] = Path(tempfile.mkdtemp(prefix="tcm-workers-"))
+    mark_owner(config.stash[_root_key])
 
 
 def runs_matrix(config: pytest.Config) -> bool:

@@ -59,10 +59,11 @@ from harness.run.aoti_header import start_building_header
 from harness.run.caches import isa_probes_folder, keep_isa_probes, probe_outputs, seed_isa_probes
 from harness.run.environment import CPU_THREADS_VARIABLE, enter_tier
 from harness.run.python_command import ZYGOTE_PYTHON_VARIABLE, python_command
+from harness.run.run_folders import ZYGOTE_PID_FILE, mark_owner, process_alive
 from harness.run.warm_imports import warm_imports
 from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
 
-PID_FILE, LOCK, LOG = "zygote.pid", "start.lock", "zygote.log"
+PID_FILE, LOCK, LOG = ZYGOTE_PID_FILE, "start.lock", "zygote.log"
 WARMUP_FILE = "warmup.json"  # how long the warm-up took and when it ended, for the run's header
 LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE = "TCM_LOADER_DIR", "TCM_LOADER_OWNER"  # set by the plugin in a zygote run
 START_TIMEOUT_S = 60.0  # from starting the zygote to its socket being there (it binds before importing torch)
@@ -100,7 +101,9 @@ def make_loader_dir() -> Path:
     parent = tempfile.gettempdir()
     if len(os.path.join(parent, "tcm-loader-12345678", f"{SOCKET}.{'9' * 10}")) > SOCKET_PATH_LIMIT:
         parent = "/tmp"
-    return Path(tempfile.mkdtemp(prefix="tcm-loader-", dir=parent))
+    directory = Path(tempfile.mkdtemp(prefix="tcm-loader-", dir=parent))
+    mark_owner(directory)  # a later run removes it if this run is killed with its zygote (harness.run.run_folders)
+    return directory
 
 
 def stop(directory: Path) -> None:
@@ -137,14 +140,7 @@ def _read_pid(directory: Path) -> int | None:
         return None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+_alive = process_alive  # what this module's callers and tests ask
 
 
 def _log_tail(directory: Path) -> str:

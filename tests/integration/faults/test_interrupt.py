@@ -16,6 +16,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from harness_commands import harness_command
 
 from harness.results import read_results
 from harness.run.environment import resolve_tier
+from harness.run.run_folders import OWNER_FILE, PREFIXES
 
 REPO = Path(__file__).resolve().parents[3]
 FAULTS = Path(__file__).with_name("fault_kernels.py")
@@ -37,6 +39,21 @@ def run_argv(*args: str) -> list[str]:
     """A new Python's `harness run`: what the tests that signal a run start (a forked one, harness_command, is
     enough where nothing is signalled)."""
     return [sys.executable, "-m", "harness", "run", *args]
+
+
+def folders_owned_by(pid: int) -> list[Path]:
+    """The run folders in the temporary folder (and /tmp) that name `pid` as their owner (harness.run.run_folders)."""
+    found = []
+    for parent in {Path(tempfile.gettempdir()), Path("/tmp")}:
+        for prefix in PREFIXES:
+            for folder in parent.glob(f"{prefix}*"):
+                try:
+                    owner = json.loads((folder / OWNER_FILE).read_text())
+                except (OSError, ValueError):
+                    continue
+                if owner.get("pid") == pid:
+                    found.append(folder)
+    return sorted(found)
 
 
 def _stat(pid: int) -> list[str]:
@@ -155,10 +172,15 @@ def test_sigkill_loses_no_finished_cell_and_resume_completes_the_run(tmp_path, u
     assert set(reported) <= set(in_file)  # every cell the run said was finished is in the file
     assert {cell_id: uninterrupted[cell_id] for cell_id in in_file} == {r["id"]: r["outcome"] for r in records[1:]}
 
+    # killed with its whole group, the run could not remove its workers' folder: the next run does
+    left = folders_owned_by(run.process.pid)
+    assert any(folder.name.startswith("tcm-workers-") for folder in left), left
+
     torn = text + json.dumps(records[-1])[:57]  # a kill in the middle of a write leaves half a line
     output.write_text(torn)
     completed = harness_command(["run", *SELECTION, "-n", "2", "--resume", str(output)], timeout=900)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert [folder for folder in left if folder.exists()] == []
     assert "resume: cut 57 bytes of a torn last line" in completed.stdout
     assert f"resume: {len(in_file)} of {len(uninterrupted)} cells already in {output}" in completed.stdout
     assert output.read_text().startswith(text)  # what was there is kept byte for byte, the torn tail is gone
