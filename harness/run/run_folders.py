@@ -49,14 +49,16 @@ def _pid_namespace() -> str | None:
 
 
 def process_alive(pid: int) -> bool:
-    """Whether `pid` may still be running: only a pid the system says is unused is gone."""
+    """Whether `pid` may still be running: a pid the system says is unused, or a zombie (it has ended, and its
+    parent has not reaped it: a container whose first process reaps nobody keeps them), is gone."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except (PermissionError, OverflowError, ValueError):
         return True  # another user's process, or a pid this system cannot name: not known to be gone
-    return True
+    stat = _read(f"/proc/{pid}/stat")
+    return not (stat and stat.rpartition(")")[2].split()[:1] == ["Z"])
 
 
 def mark_owner(folder: Path, pid: int | None = None) -> None:

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from harness.run import run_folders
@@ -71,3 +72,18 @@ def test_the_loader_zygotes_folder_is_marked_by_the_process_that_made_it():
     finally:
         loader_zygote.stop(directory)
     assert not directory.exists()
+
+
+def test_a_zombie_is_a_process_that_has_ended():
+    """An ended child its parent has not reaped still answers os.kill(pid, 0): its run has ended all the same."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{child.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the child did not end"
+            time.sleep(0.01)
+        os.kill(child.pid, 0)  # it is still there
+        assert not run_folders.process_alive(child.pid)
+    finally:
+        child.wait()
+    assert run_folders.process_alive(os.getpid())
