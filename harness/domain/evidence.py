@@ -126,11 +126,13 @@ def failing_source(error: BaseException) -> str:
 # A C++ compiler's diagnostic, as g++ and clang print it: "FILE:LINE:COLUMN: error: MESSAGE" (or "fatal error:").
 COMPILER_ERROR = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):(?:(?P<column>\d+):)? (?:fatal )?error: (?P<message>.+)$")
 LINKER_ERROR = re.compile(r"(undefined reference to .+|cannot find -l\S+)$")
+# The compiler driver's own, without a position: "g++: fatal error: Killed signal terminated program cc1plus".
+DRIVER_ERROR = re.compile(r"^(?P<tool>[^\s:]+): (?:fatal )?error: (?P<message>.+)$")
 
 
 def compiler_diagnostic(error: BaseException) -> str | None:
-    """A failed C++ build's first error as the compiler gave it, with the file's name and position; None for any
-    other error. Inductor's CppCompileError keeps the compiler's output; the cause it is raised from is the
+    """A failed C++ build's first error as the compiler gave it, with the file's name and position (else the symbol
+    a failed link missed, else the compiler driver's own error); None for any other error. Inductor's CppCompileError keeps the compiler's output; the cause it is raised from is the
     CalledProcessError whose message is the command line, which starts with a temporary folder that differs from
     run to run and says nothing of what went wrong."""
     current: BaseException | None = error
@@ -151,6 +153,10 @@ def compiler_diagnostic(error: BaseException) -> str | None:
                 found = LINKER_ERROR.search(line)
                 if found:
                     return f"error: {found.group(1)}"
+            for line in lines:
+                found = DRIVER_ERROR.match(line)
+                if found:
+                    return f"error: {found['message']} ({found['tool']})"
         inner = unwrap(current)
         current = inner if inner is not current else current.__cause__
     return None

@@ -112,6 +112,14 @@ def test_a_failed_cpp_build_gives_the_compilers_first_error_not_its_command_line
     assert line.endswith("(at broken.cpp:2:14)") and str(tmp_path) not in line
 
 
+def test_a_compiler_killed_for_memory_gives_the_drivers_error():
+    from torch._inductor.exc import CppCompileError
+
+    output = "g++: fatal error: Killed signal terminated program cc1plus\ncompilation terminated.\n"
+    assert most_specific_line(CppCompileError(["g++", "/tmp/x/k.cpp"], output)) == \
+        "error: Killed signal terminated program cc1plus (g++)"
+
+
 def test_a_failed_link_gives_the_missing_symbol():
     from torch._inductor.exc import CppCompileError
 
