@@ -132,9 +132,10 @@ DRIVER_ERROR = re.compile(r"^(?P<tool>[^\s:]+): (?:fatal )?error: (?P<message>.+
 
 def compiler_diagnostic(error: BaseException) -> str | None:
     """A failed C++ build's first error as the compiler gave it, with the file's name and position (else the symbol
-    a failed link missed, else the compiler driver's own error); None for any other error. Inductor's CppCompileError keeps the compiler's output; the cause it is raised from is the
-    CalledProcessError whose message is the command line, which starts with a temporary folder that differs from
-    run to run and says nothing of what went wrong."""
+    a failed link missed, else the compiler driver's own error); None for any other error. Inductor's
+    CppCompileError keeps the compiler's output; the cause it is raised from is the CalledProcessError whose
+    message is the command line, which starts with a temporary folder that differs from run to run and says
+    nothing of what went wrong."""
     current: BaseException | None = error
     seen: set[int] = set()
     while current is not None and id(current) not in seen:
