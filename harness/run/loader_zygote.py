@@ -59,7 +59,7 @@ from harness.run.aoti_header import start_building_header
 from harness.run.caches import isa_probes_folder, keep_isa_probes, probe_outputs, seed_isa_probes
 from harness.run.environment import CPU_THREADS_VARIABLE, enter_tier
 from harness.run.python_command import ZYGOTE_PYTHON_VARIABLE, python_command
-from harness.run.run_folders import ZYGOTE_PID_FILE, mark_owner, process_alive
+from harness.run.run_folders import ZYGOTE_PID_FILE, mark_owner, process_alive, zygote_pid
 from harness.run.warm_imports import warm_imports
 from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
 
@@ -108,7 +108,7 @@ def make_loader_dir() -> Path:
 
 def stop(directory: Path) -> None:
     """End this run's zygote, if one started, and remove its folder."""
-    pid = _read_pid(directory)
+    pid = zygote_pid(directory)
     if pid is not None:
         try:
             os.kill(pid, signal.SIGTERM)
@@ -133,13 +133,6 @@ def _reap(pid: int, timeout_s: float = 30.0) -> None:
 
 # ---- the client's side ----
 
-def _read_pid(directory: Path) -> int | None:
-    try:
-        return int((directory / PID_FILE).read_text())
-    except (OSError, ValueError):
-        return None
-
-
 _alive = process_alive  # what this module's callers and tests ask
 
 
@@ -155,7 +148,7 @@ def ensure_started(directory: Path, owner_pid: int, tier: str) -> int:
     """The pid of this run's zygote; starts it when none is alive. Safe to call from many processes at once."""
     with open(directory / LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        pid = _read_pid(directory)
+        pid = zygote_pid(directory)
         if pid is not None and _alive(pid) and (directory / SOCKET).exists():
             return pid
         (directory / SOCKET).unlink(missing_ok=True)

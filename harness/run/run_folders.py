@@ -23,7 +23,7 @@ import os
 import shutil
 import socket
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from harness.atomic import write_text_atomic
@@ -34,7 +34,7 @@ BOOT_ID = "/proc/sys/kernel/random/boot_id"
 ZYGOTE_PID_FILE = "zygote.pid"  # harness.run.loader_zygote.PID_FILE (that module imports this one)
 
 
-def _read(path: str) -> str | None:
+def _read(path: str | Path) -> str | None:
     try:
         return Path(path).read_text().strip()
     except OSError:
@@ -68,13 +68,20 @@ def mark_owner(folder: Path, pid: int | None = None) -> None:
     write_text_atomic(folder / OWNER_FILE, json.dumps(owner), durable=False)
 
 
+def read_owner(folder: Path) -> dict | None:
+    """What `mark_owner` wrote in `folder`, its pid an int; None where there is no readable mark."""
+    try:
+        owner = json.loads((folder / OWNER_FILE).read_text())
+        return {**owner, "pid": int(owner["pid"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def owner_gone(folder: Path) -> bool:
     """Whether the process that owns `folder` has certainly ended: False for a folder without a readable mark, for one
     marked on another host, and for one marked in another PID namespace of the same boot."""
-    try:
-        owner = json.loads((folder / OWNER_FILE).read_text())
-        pid = int(owner["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
+    owner = read_owner(folder)
+    if owner is None:
         return False
     if owner.get("host") != socket.gethostname():
         return False  # another machine's (a shared temporary folder): its pids mean nothing here
@@ -83,27 +90,41 @@ def owner_gone(folder: Path) -> bool:
         return True  # made before this machine last started: every process of that boot has ended
     if owner.get("pid_namespace") != _pid_namespace():
         return False
-    return not process_alive(pid)
+    return not process_alive(owner["pid"])
 
 
-def _zygote_alive(folder: Path) -> bool:
-    text = _read(str(folder / ZYGOTE_PID_FILE))
-    return text is not None and text.isdigit() and process_alive(int(text))
+def zygote_pid(folder: Path) -> int | None:
+    """The pid the zygote of `folder` wrote, if it started."""
+    try:
+        return int((folder / ZYGOTE_PID_FILE).read_text())
+    except (OSError, ValueError):
+        return None
 
 
-def remove_dead_runs_folders(parents: Iterable[Path] | None = None) -> list[Path]:
-    """Remove this user's run folders whose owner has ended and whose zygote, if any, too, in `parents` (by default
-    the temporary folder, and /tmp where a zygote's socket path would be too long: harness.run.loader_zygote);
-    returns those removed."""
-    removed = []
+def zygote_alive(folder: Path) -> bool:
+    pid = zygote_pid(folder)
+    return pid is not None and pid > 0 and process_alive(pid)
+
+
+def user_run_folders(parents: Iterable[Path] | None = None) -> Iterator[Path]:
+    """This user's run folders in `parents`: by default the temporary folder, and /tmp, where a zygote's folder goes
+    when the temporary folder's path is too long for its socket (harness.run.loader_zygote)."""
     for parent in dict.fromkeys(parents or (Path(tempfile.gettempdir()), Path("/tmp"))):
         for prefix in PREFIXES:
             for folder in sorted(parent.glob(f"{prefix}*")):
                 try:
-                    mine = folder.is_dir() and not folder.is_symlink() and folder.stat().st_uid == os.getuid()
+                    if folder.is_dir() and not folder.is_symlink() and folder.stat().st_uid == os.getuid():
+                        yield folder
                 except OSError:
                     continue
-                if mine and owner_gone(folder) and not _zygote_alive(folder):
-                    shutil.rmtree(folder, ignore_errors=True)
-                    removed.append(folder)
+
+
+def remove_dead_runs_folders(parents: Iterable[Path] | None = None) -> list[Path]:
+    """Remove this user's run folders (user_run_folders) whose owner has ended and whose zygote, if any, too; returns
+    those removed."""
+    removed = []
+    for folder in user_run_folders(parents):
+        if owner_gone(folder) and not zygote_alive(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
     return removed

@@ -48,7 +48,7 @@ def zygote_dir():
 def _wait_for_warm_up(directory: Path, pid: int, limit_s: float = 300.0) -> None:
     """Every test here asks what a ready zygote does: one that died warming up would leave each of them a plain
     Python's answer and no word of why (seen once, in a fresh clone's suite), so each fails here with the zygote's
-    log instead. The zygote is this process's child: a dead one is a zombie until reaped, which `_alive` cannot tell."""
+    log instead. The zygote is this process's child: waiting for it reaps it and gives its exit status."""
     deadline = time.monotonic() + limit_s
     while loader_zygote.read_warmup(directory) is None:
         how = _ended(pid) or (f"was not ready after {limit_s:.0f} s" if time.monotonic() > deadline else None)

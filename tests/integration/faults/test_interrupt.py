@@ -16,7 +16,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from harness_commands import harness_command
 
 from harness.results import read_results
 from harness.run.environment import resolve_tier
-from harness.run.run_folders import OWNER_FILE, PREFIXES, ZYGOTE_PID_FILE, process_alive
+from harness.run.run_folders import read_owner, user_run_folders, zygote_alive
 
 REPO = Path(__file__).resolve().parents[3]
 FAULTS = Path(__file__).with_name("fault_kernels.py")
@@ -39,28 +38,6 @@ def run_argv(*args: str) -> list[str]:
     """A new Python's `harness run`: what the tests that signal a run start (a forked one, harness_command, is
     enough where nothing is signalled)."""
     return [sys.executable, "-m", "harness", "run", *args]
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return ""
-
-
-def folders_owned_by(pid: int) -> list[Path]:
-    """The run folders in the temporary folder (and /tmp) that name `pid` as their owner (harness.run.run_folders)."""
-    found = []
-    for parent in {Path(tempfile.gettempdir()), Path("/tmp")}:
-        for prefix in PREFIXES:
-            for folder in parent.glob(f"{prefix}*"):
-                try:
-                    owner = json.loads((folder / OWNER_FILE).read_text())
-                except (OSError, ValueError):
-                    continue
-                if owner.get("pid") == pid:
-                    found.append(folder)
-    return sorted(found)
 
 
 def _stat(pid: int) -> list[str]:
@@ -181,12 +158,10 @@ def test_sigkill_loses_no_finished_cell_and_resume_completes_the_run(tmp_path, u
 
     # killed with its whole group, the run could not remove its workers' folder: the next run does. Its zygote, in a
     # session of its own, removes its folder itself if it outlived the kill; a run leaves a live zygote's folder alone.
-    left = folders_owned_by(run.process.pid)
+    left = [folder for folder in user_run_folders() if (read_owner(folder) or {}).get("pid") == run.process.pid]
     assert any(folder.name.startswith("tcm-workers-") for folder in left), left
-    pids = [_read(folder / ZYGOTE_PID_FILE) for folder in left]
-    zygotes = [int(pid) for pid in pids if pid.isdigit()]
     deadline = time.monotonic() + 120
-    while any(process_alive(pid) for pid in zygotes) and time.monotonic() < deadline:
+    while any(zygote_alive(folder) for folder in left) and time.monotonic() < deadline:
         time.sleep(0.2)
 
     torn = text + json.dumps(records[-1])[:57]  # a kill in the middle of a write leaves half a line
