@@ -133,9 +133,6 @@ def _reap(pid: int, timeout_s: float = 30.0) -> None:
 
 # ---- the client's side ----
 
-_alive = process_alive  # what this module's callers and tests ask
-
-
 def _log_tail(directory: Path) -> str:
     try:
         text = (directory / LOG).read_text(errors="replace").strip()
@@ -149,7 +146,7 @@ def ensure_started(directory: Path, owner_pid: int, tier: str) -> int:
     with open(directory / LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         pid = zygote_pid(directory)
-        if pid is not None and _alive(pid) and (directory / SOCKET).exists():
+        if pid is not None and process_alive(pid) and (directory / SOCKET).exists():
             return pid
         (directory / SOCKET).unlink(missing_ok=True)
         with open(directory / LOG, "a") as log:
@@ -620,7 +617,7 @@ def _serve_requests(listener: socket.socket, owner_pid: int, ready: _ReadyLoader
     """Answer requests until the owner is gone and every child running a request has ended."""
     running: dict[int, _Running] = {}  # child pid -> its client, its deadline, whether it is a worker
     killed: set[int] = set()
-    while _alive(owner_pid) or running:
+    while process_alive(owner_pid) or running:
         workers = {entry.client: pid for pid, entry in running.items() if entry.worker}
         unheard = ready.unheard()
         readable, _, _ = select.select([listener, *workers, *unheard], [], [], 0.2)
@@ -630,7 +627,7 @@ def _serve_requests(listener: socket.socket, owner_pid: int, ready: _ReadyLoader
             if went_away(client) and workers[client] not in killed:
                 os.kill(workers[client], signal.SIGKILL)  # its caller (harness.run.zygote_python) is gone: so is the worker
                 killed.add(workers[client])
-        if listener in readable and _alive(owner_pid):
+        if listener in readable and process_alive(owner_pid):
             connection, _ = listener.accept()
             connection.settimeout(30)
             try:
@@ -675,7 +672,7 @@ def main(argv: list[str]) -> int:
         serve(directory, owner_pid, tier)
     finally:
         (directory / SOCKET).unlink(missing_ok=True)
-        if not _alive(owner_pid):  # its run was killed before it could remove the folder: nobody else will
+        if not process_alive(owner_pid):  # its run was killed before it could remove the folder: nobody else will
             shutil.rmtree(directory, ignore_errors=True)
     return 0
 

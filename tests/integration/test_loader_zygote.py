@@ -25,6 +25,7 @@ import kernels  # noqa: F401  (the caller has imported the kernels; the loader m
 from harness.domain.pipelines.aoti_loader import read_report
 from harness.run import loader_zygote
 from harness.run.environment import resolve_tier
+from harness.run.run_folders import process_alive
 
 TIER = resolve_tier("auto")
 AOTI_LOADER = "harness.domain.pipelines.aoti_loader"
@@ -75,17 +76,17 @@ def test_the_zygote_leaves_when_its_owner_is_gone(tmp_path):
     owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     try:
         pid = loader_zygote.ensure_started(directory, owner.pid, TIER)
-        assert loader_zygote._alive(pid)
+        assert process_alive(pid)
         owner.kill()
         owner.wait()
         deadline = time.monotonic() + 120  # it finishes its warm-up (import torch) first
-        while loader_zygote._alive(pid) and time.monotonic() < deadline:
+        while process_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.2)
             try:
                 os.waitpid(pid, os.WNOHANG)  # it is this test's child: reap it, or it lingers as a zombie
             except ChildProcessError:
                 break
-        assert not loader_zygote._alive(pid)
+        assert not process_alive(pid)
         assert not directory.exists(), "a zygote whose run was killed removes the run's folder itself"
     finally:
         loader_zygote.stop(directory)
@@ -147,7 +148,7 @@ def test_loaders_forked_ahead_serve_their_cuda_environment_once_each_and_leave_w
     finally:
         loader_zygote.stop(directory)
     assert _zygote_processes(directory) == [], "no loader forked ahead outlives its zygote"
-    assert not loader_zygote._alive(zygote)
+    assert not process_alive(zygote)
 
 
 def test_a_loader_forked_ahead_that_hangs_is_killed_at_its_limit_counted_from_its_request(monkeypatch, tmp_path):

@@ -31,6 +31,7 @@ from zygote_helpers import (
 from harness.run import loader_zygote, zygote_python
 from harness.run.caches import CACHE_VARIABLES, ISA_PROBES
 from harness.run.environment import resolve_tier, usable_cpu_count
+from harness.run.run_folders import process_alive
 
 TIER = resolve_tier("auto")
 REPO = Path(__file__).resolve().parents[2]
@@ -126,7 +127,7 @@ def test_sigterm_to_the_caller_reaches_the_worker(zygote_dir):
     worker = _worker_pid_of(process)
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=60) == -signal.SIGTERM
-    assert not loader_zygote._alive(worker)
+    assert not process_alive(worker)
 
 
 def test_a_worker_whose_caller_is_killed_is_ended(zygote_dir):
@@ -136,9 +137,9 @@ def test_a_worker_whose_caller_is_killed_is_ended(zygote_dir):
     process.kill()  # SIGKILL: nothing is passed on; the zygote sees the connection close
     process.wait()
     deadline = time.monotonic() + 30
-    while loader_zygote._alive(worker) and time.monotonic() < deadline:
+    while process_alive(worker) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not loader_zygote._alive(worker)
+    assert not process_alive(worker)
 
 
 def test_with_no_zygote_the_caller_becomes_a_new_python_and_says_so(tmp_path):
