@@ -3,11 +3,10 @@
 Why: every AOTInductor build includes one large header (torch/csrc/inductor/aoti_include/<device>.h), which Inductor
 precompiles once per machine, keyed by the compile's command line, into /tmp/torchinductor_<user>/precompiled_headers
 under a file lock (`_precompile_header` in torch/_inductor/codecache.py), and torch never removes it. On a fresh
-machine the first build of every worker waits for that one compile: in the GPU default on a fresh H100 the first
-AOTInductor cell of each of the 16 first workers took 16.8 s (median) against 7.3 s for the builds after it
-(docs/benchmarks.md). Started in a forked child once the zygote's warm-up is done (the CPU ISA, part of the key, is
-known then), the compile runs while the workers start and collect; a worker that reaches the header finds it, or
-waits on torch's own lock for less.
+machine the first build of every worker waits for that one compile, and took about twice as long as the later ones
+(docs/benchmarks.md, "Thirteenth round"). Started in a forked child once the zygote's warm-up is done (the CPU ISA,
+part of the key, is known then), the compile runs while the workers start and collect; a worker that reaches the
+header finds it, or waits on torch's own lock for less.
 
 The recipe is torch's own (`AotCodeCompiler.compile`, torch 2.11 to 2.13): the header, command line and options a
 package of a model without large weights is built with, so the file and its lock are the ones each build looks for

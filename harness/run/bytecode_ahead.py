@@ -3,10 +3,8 @@
 Where the environment forbids bytecode (PYTHONDONTWRITEBYTECODE), a run keeps it in a cache of its own
 (harness.run.bytecode). On a machine with none yet (a fresh GPU machine, the nightly's), the zygote's warm-up
 then compiles the ~2,000 modules that torch, Dynamo and Inductor import one after another, and no cell starts
-before that warm-up ends. `python -m compileall` over the same packages, in parallel, fills the cache first:
-measured on a fresh 16-core H200 host, importing torch, Dynamo, Inductor and triton took 12.4 to 13.0 s from
-source, 3.8 to 4.3 s from the cache, and 5.8 to 7.4 s with the compile started beside it
-(docs/benchmarks.md, "Sixteenth round").
+before that warm-up ends. `python -m compileall` over the same packages, in parallel, fills the cache first, and
+the warm-up reads much of it from there (measured: docs/benchmarks.md, "Sixteenth round").
 
 Only with cores to spare (MIN_SPARE_CORES besides the controller and the zygote): on two cores the compile would
 take the zygote's own core. Bytecode changes no result (Python checks each file against its source's mtime and
