@@ -1,8 +1,9 @@
-"""Writes that either fully happen or leave the old file untouched."""
+"""Writes that either fully happen or leave the old file untouched: a text written, or a file copied, into place."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -40,3 +41,21 @@ def write_text_atomic(path: str | Path, text: str, durable: bool = True) -> Path
         Path(temp_name).unlink(missing_ok=True)
         raise
     return path
+
+
+def copy_file_atomic(source: str | Path, target: str | Path, keep_metadata: bool = False) -> Path:
+    """Copy `source` to a file of this process's own beside `target`, then os.replace it into place: two processes
+    copying the same file at once never leave a reader a half-copied one (caches and bytecode shared by a run's
+    processes). `keep_metadata` also copies the mode and times (`shutil.copy2`); otherwise the copy gets the umask's
+    mode and a new mtime, as `shutil.copyfile` makes it. Not synced: a cache copied again after a crash loses
+    nothing."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        (shutil.copy2 if keep_metadata else shutil.copyfile)(source, partial)
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return target

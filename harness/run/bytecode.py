@@ -21,11 +21,11 @@ its rewritten modules under `sys.pycache_prefix` when one is set.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
+from harness.atomic import copy_file_atomic
 from harness.run.caches import caches_root
 
 DONT_WRITE, PREFIX = "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"
@@ -79,12 +79,8 @@ def copy_into_prefix(folder: Path, prefix: Path) -> int:
         if os.path.basename(parent) != "__pycache__":
             continue
         target_folder = prefix / os.path.dirname(os.path.abspath(parent)).lstrip(os.sep)
-        target_folder.mkdir(parents=True, exist_ok=True)
         for name in names:
             if name.endswith(".pyc"):
-                target = target_folder / name
-                partial = target.with_name(f"{name}.{os.getpid()}.partial")
-                shutil.copyfile(os.path.join(parent, name), partial)
-                os.replace(partial, target)
+                copy_file_atomic(os.path.join(parent, name), target_folder / name)
                 copied += 1
     return copied

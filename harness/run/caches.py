@@ -1,17 +1,18 @@
 """Where a run keeps its caches: one folder per user, under it one per run, and in that one the Inductor and
 Triton caches of the controller and of each worker, which every Python they start inherits.
 
-A module of its own that imports nothing of the harness, so that both the environment a run enters
-(harness.run.environment) and the bytecode cache it turns on (harness.run.bytecode) can name the folder.
+A module of its own that imports nothing of the harness but the atomic write, so that both the environment a run
+enters (harness.run.environment) and the bytecode cache it turns on (harness.run.bytecode) can name the folder.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import time
 from pathlib import Path
+
+from harness.atomic import copy_file_atomic
 
 
 def caches_root() -> Path:
@@ -108,14 +109,6 @@ def _copy_missing(source_folder: Path, sources: set[Path], target_folder: Path) 
     for source in sorted(sources):
         target = target_folder / source.relative_to(source_folder)
         if not target.exists():
-            _copy_atomically(source, target)
+            copy_file_atomic(source, target, keep_metadata=True)  # two runs may copy the same file at once
             copied += 1
     return copied
-
-
-def _copy_atomically(source: Path, target: Path) -> None:
-    """Two runs may copy the same file at once: each writes a file of its own and renames it into place."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    shutil.copy2(source, partial)
-    os.replace(partial, target)
