@@ -48,9 +48,8 @@ def copy_file_atomic(source: str | Path, target: str | Path, keep_metadata: bool
     copying the same file at once never leave a reader a half-copied one (caches and bytecode shared by a run's
     processes). `keep_metadata` also copies the mode and times (`shutil.copy2`); otherwise the copy gets the umask's
     mode and a new mtime, as `shutil.copyfile` makes it. Not synced: a cache copied again after a crash loses
-    nothing."""
+    nothing. `target`'s folder must exist: a caller copying many files into one folder makes it once."""
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     try:
         (shutil.copy2 if keep_metadata else shutil.copyfile)(source, partial)

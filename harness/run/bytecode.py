@@ -79,6 +79,7 @@ def copy_into_prefix(folder: Path, prefix: Path) -> int:
         if os.path.basename(parent) != "__pycache__":
             continue
         target_folder = prefix / os.path.dirname(os.path.abspath(parent)).lstrip(os.sep)
+        target_folder.mkdir(parents=True, exist_ok=True)
         for name in names:
             if name.endswith(".pyc"):
                 copy_file_atomic(os.path.join(parent, name), target_folder / name)

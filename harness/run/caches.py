@@ -1,7 +1,7 @@
 """Where a run keeps its caches: one folder per user, under it one per run, and in that one the Inductor and
 Triton caches of the controller and of each worker, which every Python they start inherits.
 
-A module of its own that imports nothing of the harness but the atomic write, so that both the environment a run
+A module of its own that imports nothing of the harness but the atomic copy, so that both the environment a run
 enters (harness.run.environment) and the bytecode cache it turns on (harness.run.bytecode) can name the folder.
 """
 
@@ -109,6 +109,7 @@ def _copy_missing(source_folder: Path, sources: set[Path], target_folder: Path) 
     for source in sorted(sources):
         target = target_folder / source.relative_to(source_folder)
         if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
             copy_file_atomic(source, target, keep_metadata=True)  # two runs may copy the same file at once
             copied += 1
     return copied

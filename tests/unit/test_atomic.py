@@ -30,7 +30,8 @@ def test_a_copy_replaces_the_target_and_keeps_the_mode_and_times_only_when_asked
     source.write_bytes(b"new")
     os.chmod(source, 0o640)
     os.utime(source, (1_000_000_000, 1_000_000_000))
-    target = tmp_path / "cache" / "deeper" / "source.pyc"  # the folders are made
+    target = tmp_path / "cache" / "source.pyc"
+    target.parent.mkdir()
     copy_file_atomic(source, target, keep_metadata=keep_metadata)
     copy_file_atomic(source, target, keep_metadata=keep_metadata)  # again: replaced
     assert target.read_bytes() == b"new"
