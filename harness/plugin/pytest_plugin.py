@@ -19,6 +19,7 @@ from harness.plugin.progress import Progress
 from harness.plugin.state import (
     RESULT_PROPERTY,
     MatrixState,
+    cell_id_of,
     is_controller,
     made_loader_dir,
     matrix_state,
@@ -36,6 +37,7 @@ from harness.run.repeat import run_repeated
 from harness.run.selection import Cell
 from harness.run.shard import longest_groups_first
 from harness.run.verdict import evidence_line, mark_env
+from harness.time_left import TimeLeft
 from harness.vocab import CONTROL_STYLE, PIPELINES
 
 pytest_plugins = ["harness.plugin.xdist_hooks"]  # GPU pinning of xdist workers, and the controller's side of worker isolation
@@ -222,8 +224,10 @@ class ResultsRecorder:
         if config.option.matrix_progress:
             terminal = config.pluginmanager.get_plugin("terminalreporter")
             live = terminal is not None and terminal.isatty()
-            self.progress = Progress(len(matrix_state(config).planned), self.started_at, live=live,
-                                     write=(terminal.rewrite if live else terminal.write_line) if terminal else print)
+            state = matrix_state(config)
+            self.progress = Progress(len(state.planned), self.started_at, live=live,
+                                     write=(terminal.rewrite if live else terminal.write_line) if terminal else print,
+                                     time_left=TimeLeft((cell.id for cell in state.planned), state.durations))
 
     def _open_writer(self) -> ResultsWriter:
         state = matrix_state(self.config)
@@ -255,6 +259,16 @@ class ResultsRecorder:
         return {"zygote_warmup_s": warmup["warmup_s"] if warmup else None,
                 "zygote_ready_at": warmup["ready_at"] if warmup else None}
 
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        if self.progress is not None:
+            self.progress.started(cell_id_of(nodeid))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker that died (a crash, a hang ended, or one that left after a CUDA error): xdist replaces it."""
+        if error and self.progress is not None:
+            self.progress.worker_replaced()
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         records = [value for name, value in report.user_properties if name == RESULT_PROPERTY]
         if not records or report.when != "call":
@@ -270,16 +284,19 @@ class ResultsRecorder:
         if terminal is None:
             return
         if self.progress is not None:
-            self.progress.record(result.outcome)
+            self.progress.record(result.id, result.outcome)
             return
         evidence = evidence_line(result)
         line = f"[{self.finished}] {result.id} {result.outcome} {result.duration_s:.1f}s"
         terminal.write_line(line + (f"  {evidence[:160]}" if evidence else ""))
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_report_teststatus(self, report: Any) -> tuple[str, str, str] | None:
-        """With --matrix-progress the live count stands for the per-test dots and words."""
-        if self.progress is None or report.when != "call" or \
-                not any(name == RESULT_PROPERTY for name, _ in report.user_properties):
+        """With --matrix-progress the live count stands for the per-test dots and words, a replaced worker's `R` too."""
+        if self.progress is None:
+            return None
+        if report.outcome != "retired" and (report.when != "call" or
+                                            not any(name == RESULT_PROPERTY for name, _ in report.user_properties)):
             return None
         return report.outcome, "", ""
 

@@ -6,6 +6,7 @@ Made on first use (`matrix_state`), so that a pytest run that collects no matrix
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,8 @@ def matrix_state(config: pytest.Config) -> MatrixState:
             raise pytest.UsageError(str(exc)) from None
     return config.stash[_state_key]
 
+
+def cell_id_of(nodeid: str) -> str | None:
+    """`matrix/test_eager.py::test_cell[add/raw/eager]@add/eager` -> `add/raw/eager`."""
+    match = re.search(r"\[([^\[\]]+/[^\[\]]+/[^\[\]]+)\]", nodeid)
+    return match.group(1) if match else None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 import os
-import re
 import shlex
 import shutil
 import sys
@@ -30,6 +29,7 @@ from harness.plugin.state import (
     RESULTS_FILE,
     TIER,
     WORKER_ROOT,
+    cell_id_of,
     loader_dir,
     matrix_state,
 )
@@ -179,12 +179,6 @@ def pytest_configure_node(node: Any) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     _pins(node.config).release(node.gateway.id)
-
-
-def cell_id_of(nodeid: str) -> str | None:
-    """`matrix/test_eager.py::test_cell[add/raw/eager]@add/eager` -> `add/raw/eager`."""
-    match = re.search(r"\[([^\[\]]+/[^\[\]]+/[^\[\]]+)\]", nodeid)
-    return match.group(1) if match else None
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -19,7 +19,7 @@ from harness.report.compare.diff import diff_results, render_diff
 from harness.report.compare.flakes import render_flake_history
 from harness.report.compare.history import HistoryError, render_history
 from harness.report.compare.merge import MergeError, merge_files, results_text, settle_flaky
-from harness.report.markdown.committed import COMMITTED_GPU_RESULTS
+from harness.report.markdown.committed import COMMITTED_GPU_RESULTS, PUBLISHED_GPU_RESULTS
 from harness.report.markdown.evidence_sections import render_overrides, render_tracebacks
 from harness.report.markdown.features import FeatureError, only_feature
 from harness.report.markdown.render import render_report
@@ -137,8 +137,26 @@ def history(args: argparse.Namespace) -> int:
 
 
 def timings(args: argparse.Namespace) -> int:
-    _emit(render_timings(_read(args.results), args.results), args.output, (args.results,))
+    results = _read(args.results)
+    weights = _durations_source(args.durations_from, results)
+    durations = None
+    if weights is not None:
+        durations = {cell.id: cell.duration_s for cell in _read(str(weights)).cells if cell.duration_s is not None}
+    _emit(render_timings(results, args.results, durations, str(weights or "")), args.output, (args.results,))
     return 0
+
+
+def _durations_source(asked: str | None, results: ResultsFile) -> Path | None:
+    """What the run weighed its cells by, as `harness run` chose it: --durations-from (the run's header names it), else
+    the published results of its tier (harness.plugin.state); None where neither is here."""
+    if asked:
+        return Path(asked)
+    named = results.header.get("durations_from")
+    if isinstance(named, str) and Path(named).is_file():
+        return Path(named)
+    if results.environment.get("tier") == "gpu" and PUBLISHED_GPU_RESULTS.is_file():
+        return PUBLISHED_GPU_RESULTS
+    return None
 
 
 def library_page(args: argparse.Namespace) -> int:
@@ -204,6 +222,10 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--title", required=True, help="the page's title, e.g. 'Liger-Kernel 0.8.5 on one H100'")
     parser.add_argument("-o", "--output")
 
-    parser = add("timings", timings, "Where a results file's time went: cell-seconds per pipeline and stage.")
+    parser = add("timings", timings, "Where a results file's time went: cell-seconds per pipeline and stage, the "
+                 "timeline, and the live count's time left replayed.")
     parser.add_argument("results")
+    parser.add_argument("--durations-from", metavar="RESULTS",
+                        help="weigh the replayed time left by this results file's durations (default: what the run "
+                             "weighed by, its --durations-from or the published results of its tier)")
     parser.add_argument("-o", "--output")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from harness_commands import harness_command
 
-from harness.plugin.xdist_hooks import cell_id_of
+from harness.plugin.state import cell_id_of
 from harness.results import read_results
 from harness.run import worker_mode
 from harness.run.cell import CellRequest

@@ -3,7 +3,8 @@
 Speed work starts here: a pipeline's share of the summed cell times, and inside it the stage
 (trace, compile, load, run, check) that holds the seconds. Files written before cells recorded
 stage_s show only the totals. When cells say when they started (detail.started_at, worker
-isolation), a timeline follows: how busy the workers were, and which cells ended the run. Where cells ran a
+isolation), a timeline follows: how busy the workers were, and which cells ended the run, then the live count's time
+left replayed against the time in fact left. Where cells ran a
 fresh process (detail.fresh_process.timeline), the last section says where its time went: before its `main`, in it,
 and after it.
 """
@@ -15,11 +16,14 @@ from collections import defaultdict
 
 from tabulate import tabulate
 
+from harness.report.markdown.time_left_replay import render_time_left_replay
 from harness.results import ResultsFile
 from harness.vocab import STAGES
 
 
-def render_timings(results: ResultsFile, source: str) -> str:
+def render_timings(results: ResultsFile, source: str, earlier_durations: dict[str, float] | None = None,
+                   weighed_by: str = "") -> str:
+    """The Markdown; `earlier_durations` (from the file `weighed_by`) weigh the replay of the live count's time left."""
     by_pipeline: dict[str, list] = defaultdict(list)
     for cell in results.cells:
         by_pipeline[cell.pipeline].append(cell)
@@ -51,6 +55,7 @@ def render_timings(results: ResultsFile, source: str) -> str:
                      f"{total / cpu_count / 60:.1f} min of wall time.")
     lines += ["", tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True), ""]
     lines += render_timeline(results.cells, results.header)
+    lines += render_time_left_replay(results.cells, results.header, earlier_durations, weighed_by)
     lines += render_fresh_processes(results.cells)
     return "\n".join(lines)
 

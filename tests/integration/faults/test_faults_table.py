@@ -94,6 +94,20 @@ def test_every_fault_gets_its_outcome_and_leaves_its_neighbours_intact(fault_run
 
 
 @pytest.mark.slow
+def test_the_live_count_says_how_many_workers_were_replaced_and_nothing_else_interrupts_it(fault_runs: Path) -> None:
+    """Each worker a cell ended (a crash, a timeout, a changed global state) prints xdist's `node down` line; the live
+    count's lines say how many there were, and no status letter (`R`) is strewn among them."""
+    log = (fault_runs / "eager.log").read_text()
+    ended = [c.id for c in cells(fault_runs, "eager").values()
+             if c.outcome in ("crash", "timeout") or c.detail.get("worker_retired")]
+    counts = [line for line in log.splitlines() if re.match(r"\[\d+/\d+\] ", line)]
+    assert len(ended) >= 8 and log.count("] node down: ") == len(ended), (ended, log[-3000:])
+    assert counts and f", {len(ended)} workers replaced; " in counts[-1], counts[-3:]
+    strays = [line for line in log.splitlines() if re.match(r"R+(\[|$)", line)]
+    assert strays == [], strays
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", [f for f in FAULTS if f.gpu_only], ids=lambda f: f.kernel)
 def test_gpu_fault(fault: Fault, fault_runs: Path) -> None:
     """The GPU faults one by one, so a GPU run names the one that broke; on the CPU tier they cannot be asked."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from report_helpers import cell, environment, results, write_results
@@ -103,3 +104,39 @@ def test_a_file_without_fresh_process_timelines_has_no_such_section() -> None:
     text = render_timings(results([cell("a", "raw", "aoti_fresh_process", duration_s=3.0, detail={"loader": "zygote"})],
                                   environment(cpu_count=2)), "r.jsonl")
     assert "## Fresh processes" not in text
+
+
+def _long_first_run(t0: float):
+    """A long cell, then ten short ones after it: the order a run's longest-group-first plan gives."""
+    cells = [cell("long", "raw", "eager", duration_s=100.0, worker="gw0", detail={"started_at": t0})]
+    cells += [cell(f"short{i}", "raw", "eager", duration_s=1.0, worker="gw0", detail={"started_at": t0 + 100.0 + i})
+              for i in range(10)]
+    return cells
+
+
+def test_the_live_counts_time_left_is_replayed_weighed_by_earlier_durations_and_by_count() -> None:
+    t0 = 1_700_000_000.0
+    cells = _long_first_run(t0)
+    run = results(cells, environment(cpu_count=1))
+    run.header["started_at"] = t0
+    earlier = {c.id: c.duration_s for c in cells}
+    section = render_timings(run, "r.jsonl", earlier, "earlier.jsonl").split("## The live count's time left, replayed")[1]
+    assert "weighing each cell by the durations in earlier.jsonl" in section
+    # since the start, cells ended, left in fact, the estimate, by count; the run spans 110 s
+    assert row(section, "55") == ["55", "0", "55", "55", "-"], "half the long cell's weight run in 55 s; a count knows nothing"
+    assert row(section, "99") == ["99", "0", "11", "11", "-"], "99 of 110 s of work in 99 s"
+    replayed = [line for line in section.splitlines() if re.match(r"\| \d", line)]
+    assert len(replayed) == 9 and not replayed[-1].startswith("| 110 "), "nine tenths: at the end nothing is left"
+    by_count = render_timings(run, "r.jsonl").split("replayed")[1]
+    assert "none (no earlier durations: by count)" in by_count
+    assert row(by_count, "99") == ["99", "0", "11", "-", "-"]
+
+
+def test_timings_weighs_the_replay_by_the_file_asked_and_refuses_a_bad_one(tmp_path: Path, capsys) -> None:
+    t0 = 1_700_000_000.0
+    path = write_results(tmp_path / "run.jsonl", _long_first_run(t0))
+    assert main(["timings", str(path), "--durations-from", str(path)]) == 0
+    assert f"weighing each cell by the durations in {path}" in capsys.readouterr().out
+    assert main(["timings", str(path), "--durations-from", str(tmp_path / "missing.jsonl")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "missing.jsonl" in error
