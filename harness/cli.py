@@ -28,7 +28,6 @@ from harness.run.bytecode import enable_bytecode_cache
 from harness.run.confirm import CellRerunner, changed_cells, confirm_changes
 from harness.run.environment import describe, environment_tag, resolve_tier
 from harness.run.isolation import run_isolated
-from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR, add_cli_options, pytest_arguments
 from harness.run.order import OrderError, parse_order
 from harness.run.plan import command_line, interrupted_message, plan_run
@@ -37,6 +36,7 @@ from harness.run.shard import parse_shard
 from harness.run.subsets import describe_default
 from harness.run.workers import resolve_worker_count, workers_for_groups
 from harness.run.zygote_ahead import zygote_ahead
+from harness.run.zygote_client import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
 from harness.vocab import CALL_SITE_PIPELINES, CALL_SITE_STYLES, PIPELINE_FAMILIES, STYLES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -3,7 +3,7 @@ once and forks from there each of the harness's new Pythons that a stand-in (tes
 run's zygote, or a cell's process in process isolation.
 
 Why: a run's zygote is a new Python that imports torch, Dynamo and Inductor and runs Inductor's CPU ISA probe
-(harness.run.loader_zygote.warm_up), about 5 CPU seconds here, and the suite's runs start about 50 of them; a cell in
+(harness.run.zygote_warmup.warm_up), about 5 CPU seconds here, and the suite's runs start about 50 of them; a cell in
 process isolation (`python -m harness.run.cell_worker WORKDIR`) imports the same, about 3.5 CPU seconds, and the
 suite's runs start about 50 of those too. A process forked from here has done that warm-up already: torch and the
 probe's answer are imported and cached, nothing else, no kernel module, as in the new Python it stands for (a cell so
@@ -146,7 +146,7 @@ def _become_asked(request: dict[str, Any], descriptors: list[int], others: list[
 
 def serve(listener: socket.socket, starter_pid: int) -> NoReturn:
     """Answer the stand-ins until the command starter is gone and every process forked here has ended."""
-    from harness.run import loader_zygote
+    from harness.run import zygote_warmup
 
     own = dict(os.environ)
     warmed_for: str | None = None
@@ -173,7 +173,7 @@ def serve(listener: socket.socket, starter_pid: int) -> NoReturn:
                 continue
             if warmed_for is None:
                 warmed_for = tier_of(request)
-                loader_zygote.warm_up(warmed_for)
+                zygote_warmup.warm_up(warmed_for)
                 os.environ.clear()
                 os.environ.update(own)  # the warm-up entered the tier; each process gets its stand-in's environment
             sys.stdout.flush()

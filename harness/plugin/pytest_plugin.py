@@ -30,13 +30,13 @@ from harness.results import CellResult, ResultsWriter, header_record, read_resul
 from harness.run.cell import CellRequest, result_for
 from harness.run.environment import describe, environment_tag
 from harness.run.isolation import run_isolated
-from harness.run.loader_zygote import read_warmup
 from harness.run.options import FORKED_ISOLATION, add_pytest_options
 from harness.run.plan import command_line
 from harness.run.repeat import run_repeated
 from harness.run.selection import Cell
 from harness.run.shard import longest_groups_first
 from harness.run.verdict import evidence_line, mark_env
+from harness.run.zygote_client import read_warmup
 from harness.time_left import TimeLeft
 from harness.vocab import CONTROL_STYLE, PIPELINES
 

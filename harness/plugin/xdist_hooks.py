@@ -39,10 +39,10 @@ from harness.run.caches import run_caches, start_run_caches
 from harness.run.cell import CellRequest
 from harness.run.environment import query_gpus, resolve_tier, share_cores
 from harness.run.gpus import GpuPins, visible_gpus
-from harness.run.loader_zygote import ZygoteUnavailable, ensure_started
 from harness.run.options import DEFAULT_ISOLATION
 from harness.run.run_folders import mark_owner, remove_dead_runs_folders
 from harness.run.verdict import evidence_line, mark_env
+from harness.run.zygote_client import ZygoteUnavailable, ensure_started
 from harness.run.zygote_python import STARTED_VARIABLE
 from harness.vocab import CONTROL_STYLE, split_cell_id
 
@@ -89,7 +89,7 @@ def pytest_configure(config: pytest.Config) -> None:
         print("triton-compat-matrix: no -n given, so each cell runs in a new Python (--matrix-isolation process); "
               "add -n auto for the faster default", file=sys.stderr)
     # Before any worker starts: a new Python reads it as it loads torch; a process the zygote forks sizes torch's
-    # threads from it (harness.run.loader_zygote.take_environment), the zygote may have started before.
+    # threads from it (harness.run.zygote_children.take_environment), the zygote may have started before.
     share_cores(_worker_count(config))
     # How workers start (recorded in the header): forked from the run's zygote in worker isolation, which never
     # imported a plug-in nor touched CUDA; xdist's own new Pythons in process isolation, where they only wait.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness.domain.fresh_run import FreshRun
 from harness.run.environment import fresh_process_environment
-from harness.run.loader_zygote import FORKED_AHEAD, LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
+from harness.run.zygote_client import FORKED_AHEAD, LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
 
 
 def run_fresh_python(module: str, argv: list[str], log: Path, timeout_s: float, tier: str) -> FreshRun:

@@ -31,10 +31,10 @@ from harness.results import CellResult
 from harness.run.cell import CellRequest, execute_cell, result_for
 from harness.run.death import death_evidence
 from harness.run.fresh_python import run_fresh_python
-from harness.run.loader_zygote import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, ZygoteUnavailable, run_loader
 from harness.run.options import DEFAULT_ISOLATION, FORKED_ISOLATION, ISOLATION_MODES
 from harness.run.python_command import CELL_PYTHON_VARIABLE, python_command
 from harness.run.worker_mode import run_in_worker
+from harness.run.zygote_client import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, ZygoteUnavailable, run_loader
 
 LOG_TAIL_CHARS = 1000
 

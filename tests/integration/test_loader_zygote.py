@@ -23,7 +23,7 @@ from zygote_helpers import assert_no_zygote_left, cells_of, seed_kept_isa_probes
 
 import kernels  # noqa: F401  (the caller has imported the kernels; the loader must not see them)
 from harness.domain.pipelines.aoti_loader import read_report
-from harness.run import loader_zygote
+from harness.run import ready_loaders, zygote_client
 from harness.run.environment import resolve_tier
 from harness.run.run_folders import process_alive
 
@@ -34,14 +34,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def zygote_dir():
-    directory = loader_zygote.make_loader_dir()
+    directory = zygote_client.make_loader_dir()
     yield directory
-    loader_zygote.stop(directory)
+    zygote_client.stop(directory)
 
 
 def _load(directory: Path, tmp_path: Path, package: Path, timeout_s: float = 120.0, name: str = "one"):
     paths = [tmp_path / f"{name}-{suffix}" for suffix in ("inputs.pt", "outputs.pt", "report.json")]
-    run = loader_zygote.run_loader(directory, os.getpid(), TIER, AOTI_LOADER, [str(package), *map(str, paths)], dict(os.environ),
+    run = zygote_client.run_loader(directory, os.getpid(), TIER, AOTI_LOADER, [str(package), *map(str, paths)], dict(os.environ),
                                    timeout_s, tmp_path / f"{name}.log")
     return run, read_report(paths[2])
 
@@ -67,15 +67,15 @@ def test_a_hanging_loader_is_killed_at_its_limit_and_said_to_have_timed_out(zygo
 def test_one_zygote_answers_many_callers_at_once_each_in_a_process_of_its_own(zygote_dir, tmp_path):
     with concurrent.futures.ThreadPoolExecutor(6) as pool:
         answers = list(pool.map(lambda i: _load(zygote_dir, tmp_path, tmp_path / "missing.pt2", name=str(i)), range(6)))
-    assert {run.zygote_pid for run, _ in answers} == {int((zygote_dir / loader_zygote.PID_FILE).read_text())}
+    assert {run.zygote_pid for run, _ in answers} == {int((zygote_dir / zygote_client.PID_FILE).read_text())}
     assert all(run.returncode == 1 and report["status"] == "error" for run, report in answers)
 
 
 def test_the_zygote_leaves_when_its_owner_is_gone(tmp_path):
-    directory = loader_zygote.make_loader_dir()
+    directory = zygote_client.make_loader_dir()
     owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     try:
-        pid = loader_zygote.ensure_started(directory, owner.pid, TIER)
+        pid = zygote_client.ensure_started(directory, owner.pid, TIER)
         assert process_alive(pid)
         owner.kill()
         owner.wait()
@@ -89,27 +89,27 @@ def test_the_zygote_leaves_when_its_owner_is_gone(tmp_path):
         assert not process_alive(pid)
         assert not directory.exists(), "a zygote whose run was killed removes the run's folder itself"
     finally:
-        loader_zygote.stop(directory)
+        zygote_client.stop(directory)
 
 
 def test_a_killed_zygote_is_started_again_by_the_next_request(tmp_path):
-    directory = loader_zygote.make_loader_dir()
+    directory = zygote_client.make_loader_dir()
     try:
-        first = loader_zygote.ensure_started(directory, os.getpid(), TIER)
+        first = zygote_client.ensure_started(directory, os.getpid(), TIER)
         os.kill(first, signal.SIGKILL)  # no chance to remove its socket
         os.waitpid(first, 0)
         run, report = _load(directory, tmp_path, tmp_path / "missing.pt2")
         assert run.zygote_pid != first
         assert run.returncode == 1 and report["status"] == "error"
     finally:
-        loader_zygote.stop(directory)
+        zygote_client.stop(directory)
 
 
 def test_a_zygote_that_cannot_start_is_one_clear_error(tmp_path):
     directory = tmp_path / "a" / ("x" * 120)  # past AF_UNIX's path limit: it cannot bind its socket
     directory.mkdir(parents=True)
-    with pytest.raises(loader_zygote.ZygoteUnavailable, match="did not start"):
-        loader_zygote.ensure_started(directory, os.getpid(), TIER)
+    with pytest.raises(zygote_client.ZygoteUnavailable, match="did not start"):
+        zygote_client.ensure_started(directory, os.getpid(), TIER)
 
 
 def _zygote_processes(directory: Path) -> list[str]:
@@ -126,10 +126,10 @@ def _wait_until(predicate, timeout_s: float = 60.0) -> bool:
 
 
 def test_loaders_forked_ahead_serve_their_cuda_environment_once_each_and_leave_with_the_zygote(monkeypatch, tmp_path):
-    monkeypatch.setenv(loader_zygote.READY_VARIABLE, "2")  # the CPU tier keeps none by default
-    directory = loader_zygote.make_loader_dir()
+    monkeypatch.setenv(ready_loaders.READY_VARIABLE, "2")  # the CPU tier keeps none by default
+    directory = zygote_client.make_loader_dir()
     try:
-        zygote = loader_zygote.ensure_started(directory, os.getpid(), TIER)
+        zygote = zygote_client.ensure_started(directory, os.getpid(), TIER)
         first, _ = _load(directory, tmp_path, tmp_path / "missing.pt2", name="first")
         assert not first.forked_ahead  # the first request of an environment is what loaders are forked ahead for
         assert _wait_until(lambda: len(_zygote_processes(directory)) == 3), "two loaders forked ahead, and the zygote"
@@ -140,22 +140,22 @@ def test_loaders_forked_ahead_serve_their_cuda_environment_once_each_and_leave_w
         assert len({run.pid for run, _ in answers}) == 3, "each loader serves one request"
         other = dict(os.environ, CUDA_TCM_OTHER="1")  # another CUDA environment: none is ready for it
         paths = [tmp_path / f"other-{suffix}" for suffix in ("inputs.pt", "outputs.pt", "report.json")]
-        run = loader_zygote.run_loader(directory, os.getpid(), TIER, AOTI_LOADER,
+        run = zygote_client.run_loader(directory, os.getpid(), TIER, AOTI_LOADER,
                                        [str(tmp_path / "missing.pt2"), *map(str, paths)], other, 60.0,
                                        tmp_path / "other.log")
         assert not run.forked_ahead and run.returncode == 1
         assert _wait_until(lambda: len(_zygote_processes(directory)) == 5), "two more, for the other environment"
     finally:
-        loader_zygote.stop(directory)
+        zygote_client.stop(directory)
     assert _zygote_processes(directory) == [], "no loader forked ahead outlives its zygote"
     assert not process_alive(zygote)
 
 
 def test_a_loader_forked_ahead_that_hangs_is_killed_at_its_limit_counted_from_its_request(monkeypatch, tmp_path):
-    monkeypatch.setenv(loader_zygote.READY_VARIABLE, "1")
-    directory = loader_zygote.make_loader_dir()
+    monkeypatch.setenv(ready_loaders.READY_VARIABLE, "1")
+    directory = zygote_client.make_loader_dir()
     try:
-        loader_zygote.ensure_started(directory, os.getpid(), TIER)
+        zygote_client.ensure_started(directory, os.getpid(), TIER)
         _load(directory, tmp_path, tmp_path / "missing.pt2", name="seed")
         assert _wait_until(lambda: len(_zygote_processes(directory)) == 2)
         time.sleep(3)  # waiting ahead must not count against the request's limit
@@ -167,7 +167,7 @@ def test_a_loader_forked_ahead_that_hangs_is_killed_at_its_limit_counted_from_it
         assert report["status"] == "started" and report["stage"] == "load"
         assert time.monotonic() - started >= 2.0
     finally:
-        loader_zygote.stop(directory)
+        zygote_client.stop(directory)
     assert _zygote_processes(directory) == []
 
 
@@ -179,7 +179,7 @@ def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behin
     share_precompiled_headers(own_tmp)
     share_bytecode_cache(own_tmp)
     # a zygote inherited from an enclosing run (here a dead one) is used by neither loader
-    stale = {loader_zygote.LOADER_DIR_VARIABLE: str(own_tmp / "gone"), loader_zygote.LOADER_OWNER_VARIABLE: "1"}
+    stale = {zygote_client.LOADER_DIR_VARIABLE: str(own_tmp / "gone"), zygote_client.LOADER_OWNER_VARIABLE: "1"}
     caches = {"TORCHINDUCTOR_CACHE_DIR": str(own_tmp / "inductor"), "TRITON_CACHE_DIR": str(own_tmp / "triton")}
     environment = {**os.environ, "TMPDIR": str(own_tmp), **stale, **caches}
     try:
@@ -214,16 +214,16 @@ def test_zygote_and_spawn_loaders_give_the_same_outcomes_and_leave_nothing_behin
 
 def test_a_test_run_that_runs_no_matrix_cell_is_pointed_at_no_zygote():
     """This suite runs under xdist (nox -s tests): its workers must not inherit a run's zygote, only matrix workers do."""
-    assert loader_zygote.LOADER_DIR_VARIABLE not in os.environ
+    assert zygote_client.LOADER_DIR_VARIABLE not in os.environ
 
 
 WARM_UP_CHECK = """
 import json, sys, threading
-from harness.run import loader_zygote
-loader_zygote.warm_up(sys.argv[1])
+from harness.run import zygote_warmup
+zygote_warmup.warm_up(sys.argv[1])
 from torch._inductor.cpu_vec_isa import pick_vec_isa, valid_vec_isa_list
 print(json.dumps({"picked": str(pick_vec_isa()), "valid": [str(isa) for isa in valid_vec_isa_list()],
-                  "asked_ahead": [str(isa) for isa in loader_zygote._vec_isa_candidates()],
+                  "asked_ahead": [str(isa) for isa in zygote_warmup._vec_isa_candidates()],
                   "threads": threading.active_count(),
                   "imported": [name for name in ("torch._inductor.compile_fx", "harness.domain.pipelines")
                                if name in sys.modules],

@@ -28,7 +28,7 @@ from zygote_helpers import (
     table_rows,
 )
 
-from harness.run import loader_zygote, zygote_python
+from harness.run import zygote_client, zygote_python
 from harness.run.caches import CACHE_VARIABLES, ISA_PROBES
 from harness.run.environment import resolve_tier, usable_cpu_count
 from harness.run.run_folders import process_alive
@@ -40,10 +40,10 @@ STAND_IN = [sys.executable, "-I", "-S", str(Path(zygote_python.__file__))]
 
 @pytest.fixture(scope="module")
 def zygote_dir():
-    directory = loader_zygote.make_loader_dir()
-    _wait_for_warm_up(directory, loader_zygote.ensure_started(directory, os.getpid(), TIER))
+    directory = zygote_client.make_loader_dir()
+    _wait_for_warm_up(directory, zygote_client.ensure_started(directory, os.getpid(), TIER))
     yield directory
-    loader_zygote.stop(directory)
+    zygote_client.stop(directory)
 
 
 def _wait_for_warm_up(directory: Path, pid: int, limit_s: float = 300.0) -> None:
@@ -51,10 +51,10 @@ def _wait_for_warm_up(directory: Path, pid: int, limit_s: float = 300.0) -> None
     Python's answer and no word of why (seen once, in a fresh clone's suite), so each fails here with the zygote's
     log instead. The zygote is this process's child: waiting for it reaps it and gives its exit status."""
     deadline = time.monotonic() + limit_s
-    while loader_zygote.read_warmup(directory) is None:
+    while zygote_client.read_warmup(directory) is None:
         how = _ended(pid) or (f"was not ready after {limit_s:.0f} s" if time.monotonic() > deadline else None)
         if how:
-            log = (directory / loader_zygote.LOG).read_text(errors="replace")[-3000:]
+            log = (directory / zygote_client.LOG).read_text(errors="replace")[-3000:]
             pytest.fail(f"the zygote {pid} {how} before its warm-up was done; its log:\n{log}", pytrace=False)
         time.sleep(0.05)
 
@@ -85,14 +85,14 @@ def test_the_code_runs_with_the_callers_pipes_environment_and_folder(zygote_dir,
 
 def test_it_is_forked_from_the_zygote_with_torch_already_imported(zygote_dir):
     done = _python(zygote_dir, "import os, sys; print(os.getppid(), 'torch' in sys.modules)")
-    assert done.stdout.split() == [(zygote_dir / loader_zygote.PID_FILE).read_text().strip(), "True"]
+    assert done.stdout.split() == [(zygote_dir / zygote_client.PID_FILE).read_text().strip(), "True"]
 
 
 def test_the_zygote_records_how_long_its_warm_up_took(zygote_dir):
     _python(zygote_dir, "pass")  # answered only after the warm-up
-    warmup = loader_zygote.read_warmup(zygote_dir)
+    warmup = zygote_client.read_warmup(zygote_dir)
     assert warmup is not None and warmup["warmup_s"] > 0 and warmup["ready_at"] <= time.time()
-    assert loader_zygote.read_warmup(zygote_dir.parent / "no-such-run") is None
+    assert zygote_client.read_warmup(zygote_dir.parent / "no-such-run") is None
 
 
 @pytest.mark.parametrize(("code", "returncode"), [
@@ -252,7 +252,7 @@ def test_the_controller_names_the_stand_in_as_each_workers_python_and_falls_back
                                        and str(tmp_path) in spec for spec in option.tx)
 
     def cannot_start(directory, owner, tier):
-        raise loader_zygote.ZygoteUnavailable("the loader zygote did not start (exit 1): boom")
+        raise zygote_client.ZygoteUnavailable("the loader zygote did not start (exit 1): boom")
 
     option.tx = ["popen"]
     monkeypatch.setattr(xdist_hooks, "ensure_started", cannot_start)
@@ -265,7 +265,7 @@ def test_a_malformed_request_is_dropped_and_the_zygote_goes_on(zygote_dir):
 
     for garbage in (b"W{not json\n", b"W" + b'{"code": "print(1)"}\n'):  # the second carries no descriptors
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-            connection.connect(str(zygote_dir / loader_zygote.SOCKET))
+            connection.connect(str(zygote_dir / zygote_client.SOCKET))
             connection.sendall(garbage)
             connection.settimeout(30)
             assert connection.recv(100) == b""  # closed without an answer

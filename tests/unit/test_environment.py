@@ -76,7 +76,7 @@ def test_a_fresh_process_gets_one_cuda_work_queue_on_the_gpu_tier_unless_the_use
 @pytest.mark.parametrize(("tier", "queues"), [("gpu", "1"), ("cpu", "unset")])
 def test_the_fresh_python_a_cell_starts_gets_that_environment(monkeypatch, tmp_path, tier, queues):
     from harness.run.fresh_python import run_fresh_python
-    from harness.run.loader_zygote import LOADER_DIR_VARIABLE
+    from harness.run.zygote_client import LOADER_DIR_VARIABLE
 
     (tmp_path / "print_queues.py").write_text(
         "import os\nprint(os.environ.get('CUDA_DEVICE_MAX_CONNECTIONS', 'unset'))\n")

@@ -1,6 +1,6 @@
-"""The zygote's loaders forked ahead (harness.run.loader_zygote._ReadyLoaders): which one a request goes to, and a
+"""The zygote's loaders forked ahead (harness.run.ready_loaders.ReadyLoaders): which one a request goes to, and a
 loader handed its request while it was still making its CUDA context runs it. No process is forked here: the
-entries are socket pairs standing in for loaders, and `_ready_child` runs in this process with the loader stubbed."""
+entries are socket pairs standing in for loaders, and `ready_child` runs in this process with the loader stubbed."""
 
 from __future__ import annotations
 
@@ -8,20 +8,20 @@ import json
 import socket
 import threading
 
-from harness.run import loader_zygote
-from harness.run.loader_zygote import READY_SIGNAL, _Ahead, _ReadyLoaders, cuda_environment
+from harness.run import ready_loaders
+from harness.run.ready_loaders import READY_SIGNAL, Ahead, ReadyLoaders, cuda_environment
 
 ENV = {"CUDA_VISIBLE_DEVICES": "0", "HOME": "/root"}
 
 
-def _loaders(*ready: bool) -> tuple[_ReadyLoaders, list[socket.socket]]:
+def _loaders(*ready: bool) -> tuple[ReadyLoaders, list[socket.socket]]:
     """Loaders forked ahead for ENV, in fork order, each ready or not; their own ends of the channels."""
-    loaders = _ReadyLoaders(count=len(ready), tier="gpu")
+    loaders = ReadyLoaders(count=len(ready), tier="gpu")
     loaders.templates[cuda_environment(ENV)] = dict(ENV)
     theirs = []
     for pid, is_ready in enumerate(ready, start=100):
         ours, their_end = socket.socketpair()
-        loaders.ahead.append(_Ahead(pid, ours, cuda_environment(ENV), ready=is_ready))
+        loaders.ahead.append(Ahead(pid, ours, cuda_environment(ENV), ready=is_ready))
         theirs.append(their_end)
     return loaders, theirs
 
@@ -64,16 +64,16 @@ def test_a_loader_handed_its_request_while_making_its_context_runs_it(monkeypatc
     ours.sendall((json.dumps(_request("early")) + "\n").encode())
     ours.close()
     ran = []
-    monkeypatch.setattr(loader_zygote, "_loader_child", lambda request: ran.append(request["argv"]) or 7)
-    monkeypatch.setattr(loader_zygote.os, "environ", dict(ENV))  # _ready_child replaces its environment
-    assert loader_zygote._ready_child(dict(ENV), theirs, "cpu") == 7
+    monkeypatch.setattr(ready_loaders, "loader_child", lambda request: ran.append(request["argv"]) or 7)
+    monkeypatch.setattr(ready_loaders.os, "environ", dict(ENV))  # ready_child replaces its environment
+    assert ready_loaders.ready_child(dict(ENV), theirs, "cpu") == 7
     assert ran == [["early"]]
 
 
 def test_a_loader_forked_ahead_that_is_never_handed_a_request_ends_when_the_zygote_closes_its_channel(monkeypatch):
     ours, theirs = socket.socketpair()
-    monkeypatch.setattr(loader_zygote, "_loader_child", lambda request: 7)
-    monkeypatch.setattr(loader_zygote.os, "environ", dict(ENV))
+    monkeypatch.setattr(ready_loaders, "loader_child", lambda request: 7)
+    monkeypatch.setattr(ready_loaders.os, "environ", dict(ENV))
     said = []
 
     def close_after_hearing() -> None:
@@ -82,6 +82,6 @@ def test_a_loader_forked_ahead_that_is_never_handed_a_request_ends_when_the_zygo
 
     listener = threading.Thread(target=close_after_hearing)
     listener.start()
-    assert loader_zygote._ready_child(dict(ENV), theirs, "cpu") == 0
+    assert ready_loaders.ready_child(dict(ENV), theirs, "cpu") == 0
     listener.join()
     assert said == [READY_SIGNAL]

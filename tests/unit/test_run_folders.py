@@ -63,14 +63,14 @@ def test_a_mark_names_this_process_and_a_torn_one_is_left_alone(tmp_path):
 
 
 def test_the_loader_zygotes_folder_is_marked_by_the_process_that_made_it():
-    from harness.run import loader_zygote
+    from harness.run import zygote_client
 
-    directory = loader_zygote.make_loader_dir()
+    directory = zygote_client.make_loader_dir()
     try:
         assert json.loads((directory / OWNER_FILE).read_text())["pid"] == os.getpid()
-        assert loader_zygote.PID_FILE == run_folders.ZYGOTE_PID_FILE
+        assert zygote_client.PID_FILE == run_folders.ZYGOTE_PID_FILE
     finally:
-        loader_zygote.stop(directory)
+        zygote_client.stop(directory)
     assert not directory.exists()
 
 
