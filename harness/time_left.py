@@ -13,19 +13,21 @@ from collections.abc import Iterable, Mapping
 class TimeLeft:
     """The time left at the pace so far: elapsed x (work not done) / (work done).
 
-    A cell weighs its duration in the earlier results, or the mean of those they hold where they lack it; with no
-    earlier durations for any planned cell, every cell weighs the same, and the estimate is by count. A running cell
-    counts for the seconds it has run, up to its weight (by count it counts for nothing until it ends). The clock
-    starts when the first cell does, so that a warm-up before it is not taken for the pace."""
+    A cell weighs its duration in the earlier results; a cell they lack (a kernel library's, a new kernel's) weighs
+    the mean of their cells in its pipeline, for the pipeline is most of what a cell's time depends on, or the mean
+    of all where they have none there. With no earlier durations every cell weighs the same: the estimate is by
+    count. A running cell counts for the seconds it has run, up to its weight (by count it counts for nothing until
+    it ends). The clock starts when the first cell does, so that a warm-up before it is not taken for the pace."""
 
     def __init__(self, planned: Iterable[str], durations: Mapping[str, float] | None) -> None:
         ids = list(planned)
-        earlier = durations or {}
-        known = [earlier[cell_id] for cell_id in ids if cell_id in earlier]
-        self.by_duration = bool(known)
-        if known:
-            fallback = sum(known) / len(known)
-            self.pending = {cell_id: max(0.0, earlier.get(cell_id, fallback)) for cell_id in ids}
+        earlier = dict(durations or {})
+        self.by_duration = bool(earlier)
+        if earlier:
+            by_pipeline = _mean_by_pipeline(earlier)
+            overall = sum(earlier.values()) / len(earlier)
+            self.pending = {cell_id: max(0.0, earlier[cell_id] if cell_id in earlier
+                                         else by_pipeline.get(_pipeline_of(cell_id), overall)) for cell_id in ids}
         else:
             self.pending = dict.fromkeys(ids, 1.0)
         self.total = sum(self.pending.values())
@@ -56,3 +58,15 @@ class TimeLeft:
         if share <= 0:
             return None
         return max(0.0, at - self.first_start) * max(0.0, 1 - share) / share
+
+
+def _pipeline_of(cell_id: str) -> str:
+    """`kernel/style/pipeline` -> `pipeline` (harness.vocab.split_cell_id, without importing the vocabulary)."""
+    return cell_id.rsplit("/", 1)[-1]
+
+
+def _mean_by_pipeline(durations: Mapping[str, float]) -> dict[str, float]:
+    totals: dict[str, list[float]] = {}
+    for cell_id, seconds in durations.items():
+        totals.setdefault(_pipeline_of(cell_id), []).append(seconds)
+    return {pipeline: sum(values) / len(values) for pipeline, values in totals.items()}

@@ -40,11 +40,16 @@ def test_without_earlier_durations_it_is_by_count_and_running_cells_count_for_no
     assert left.seconds(20.0) == pytest.approx(60.0), "one of four cells in 20 s: 60 s for the other three"
 
 
-def test_a_cell_the_earlier_results_lack_weighs_their_mean():
-    left = TimeLeft(["known", "new"], {"known": 10.0, "elsewhere": 1000.0})
-    left.started("known", 0.0)
-    left.finished("known", 10.0)
-    assert left.seconds(10.0) == pytest.approx(10.0), "`new` weighs the mean of the planned cells' known durations"
+def test_a_cell_the_earlier_results_lack_weighs_the_mean_of_its_pipeline_there():
+    earlier = {"a/raw/aoti": 10.0, "b/raw/aoti": 30.0, "a/raw/eager": 1.0}
+    left = TimeLeft(["lib/raw/aoti", "lib/raw/eager"], earlier)
+    left.started("lib/raw/eager", 0.0)
+    left.finished("lib/raw/eager", 1.0)
+    assert left.seconds(1.0) == pytest.approx(20.0), "an AOTInductor cell weighs 20 s, an eager one 1 s (by count: 1 s)"
+    elsewhere = TimeLeft(["lib/raw/vmap", "a/raw/eager"], earlier)
+    elsewhere.started("a/raw/eager", 0.0)
+    elsewhere.finished("a/raw/eager", 1.0)
+    assert elsewhere.seconds(1.0) == pytest.approx(41 / 3), "a pipeline they never ran weighs the mean of all"
 
 
 def test_a_cell_counts_once_and_cells_not_planned_count_for_nothing():
