@@ -20,6 +20,7 @@ from harness.vocab import OUTCOMES, PIPELINES, STAGES, STYLES, cell_id
 SCHEMA_VERSION = 1
 # detail key: why the worker that ran the cell retired after it (a CUDA fault); written by the worker, read by shards
 WORKER_RETIRED = "worker_retired"
+RETIREMENT_S = 4.5  # a retired worker's replacement starting, until its group's next cell runs (docs/maintainers.md, "Ordering")
 
 
 class ResultsFileError(Exception):
@@ -223,3 +224,11 @@ def read_results(path: str | Path) -> ResultsFile:
     if header is None:
         raise ResultsFileError(f"{path}: empty results file (no header)")
     return ResultsFile(header=header, cells=cells, dropped_torn_line=dropped)
+
+
+def weighed_durations(results: ResultsFile) -> dict[str, float]:
+    """Each cell's weight in the runs after this one (their order, shards and time left): its duration_s, and for a
+    cell that retired its worker (a CUDA error poisons a process) the start of the worker that replaces it, which its
+    own duration leaves out."""
+    return {cell.id: float(cell.duration_s) + (RETIREMENT_S if cell.detail.get(WORKER_RETIRED) else 0.0)
+            for cell in results.cells}

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from harness.report.compare.baseline import load_baseline
-from harness.report.markdown.committed import PUBLISHED_GPU_RESULTS
+from harness.report.markdown.committed import published_results
 from harness.results import CellResult
 from harness.run.caches import seed_this_process, use_caches_of
 from harness.run.cell import artifacts_shared
@@ -126,13 +126,10 @@ class MatrixState:
         seed_this_process()
 
 
-PUBLISHED_RESULTS = {"gpu": PUBLISHED_GPU_RESULTS}
-
-
 def _published_durations(tier: str) -> dict[str, float] | None:
     """Cell durations of the published results of this tier, to order a run's groups; None when there are none."""
-    path = PUBLISHED_RESULTS.get(tier)
-    if path is None or not path.is_file():
+    path = published_results(tier)
+    if path is None:
         return None
     try:
         return load_durations(str(path))

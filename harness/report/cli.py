@@ -19,13 +19,13 @@ from harness.report.compare.diff import diff_results, render_diff
 from harness.report.compare.flakes import render_flake_history
 from harness.report.compare.history import HistoryError, render_history
 from harness.report.compare.merge import MergeError, merge_files, results_text, settle_flaky
-from harness.report.markdown.committed import COMMITTED_GPU_RESULTS, PUBLISHED_GPU_RESULTS
+from harness.report.markdown.committed import COMMITTED_GPU_RESULTS, published_results
 from harness.report.markdown.evidence_sections import render_overrides, render_tracebacks
 from harness.report.markdown.features import FeatureError, only_feature
 from harness.report.markdown.render import render_report
 from harness.report.markdown.timings import render_timings
 from harness.report.upkeep.docs import DocsMarkerError, update_docs
-from harness.results import ResultsFile, ResultsFileError, read_results, unknown_names
+from harness.results import ResultsFile, ResultsFileError, read_results, unknown_names, weighed_durations
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -139,9 +139,7 @@ def history(args: argparse.Namespace) -> int:
 def timings(args: argparse.Namespace) -> int:
     results = _read(args.results)
     weights = _durations_source(args.durations_from, results)
-    durations = None
-    if weights is not None:
-        durations = {cell.id: cell.duration_s for cell in _read(str(weights)).cells if cell.duration_s is not None}
+    durations = weighed_durations(_read(str(weights))) if weights is not None else None  # as the run weighed them
     _emit(render_timings(results, args.results, durations, str(weights or "")), args.output, (args.results,))
     return 0
 
@@ -154,9 +152,8 @@ def _durations_source(asked: str | None, results: ResultsFile) -> Path | None:
     named = results.header.get("durations_from")
     if isinstance(named, str) and Path(named).is_file():
         return Path(named)
-    if results.environment.get("tier") == "gpu" and PUBLISHED_GPU_RESULTS.is_file():
-        return PUBLISHED_GPU_RESULTS
-    return None
+    tier = results.environment.get("tier")
+    return published_results(tier) if isinstance(tier, str) else None
 
 
 def library_page(args: argparse.Namespace) -> int:

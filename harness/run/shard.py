@@ -14,10 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.results import WORKER_RETIRED, ResultsFileError, read_results
+from harness.results import ResultsFileError, read_results, weighed_durations
 from harness.run.selection import Cell
-
-RETIREMENT_S = 4.5  # a retired worker's replacement starting, until its group's next cell runs (docs/maintainers.md, "Ordering")
 
 
 class ShardError(ValueError):
@@ -45,14 +43,12 @@ def parse_shard(text: str, option: str = "--shard") -> Shard:
 
 
 def load_durations(path: str | Path) -> dict[str, float]:
-    """duration_s per cell id from a previous run's results file; a cell that retired its worker (a CUDA error
-    poisons a process) also weighs the start of the worker that replaces it, which its own duration leaves out."""
+    """Each cell's weight from a previous run's results file (harness.results.weighed_durations)."""
     try:
         results = read_results(path)
     except ResultsFileError as exc:
         raise ShardError(f"--durations-from: {exc}") from None
-    return {cell.id: float(cell.duration_s) + (RETIREMENT_S if cell.detail.get(WORKER_RETIRED) else 0.0)
-            for cell in results.cells}
+    return weighed_durations(results)
 
 
 def groups_in_order(cells: Sequence[Cell]) -> dict[str, list[Cell]]:

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 from harness_commands import harness_command
 
-from harness.results import read_results
+from harness.results import RETIREMENT_S, read_results
 from harness.run.selection import select_cells
 from harness.run.shard import (
-    RETIREMENT_S,
     Shard,
     ShardError,
     assign_groups,
