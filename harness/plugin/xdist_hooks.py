@@ -32,6 +32,7 @@ from harness.plugin.state import (
     cell_id_of,
     loader_dir,
     matrix_state,
+    stop_loader,
 )
 from harness.plugin.xdist_scheduler import dead_worker_exit_code, restart_safe_loadgroup
 from harness.run import worker_mode
@@ -40,6 +41,7 @@ from harness.run.cell import CellRequest
 from harness.run.environment import query_gpus, resolve_tier, share_cores
 from harness.run.gpus import GpuPins, visible_gpus
 from harness.run.options import DEFAULT_ISOLATION
+from harness.run.run_end import RunEnd
 from harness.run.run_folders import mark_owner, remove_dead_runs_folders
 from harness.run.verdict import evidence_line, mark_env
 from harness.run.zygote_client import ZygoteUnavailable, ensure_started
@@ -52,6 +54,7 @@ _pins_key = pytest.StashKey[GpuPins]()
 _root_key = pytest.StashKey[Path]()
 _run_caches_key = pytest.StashKey[Path]()
 _tier_key = pytest.StashKey[str]()
+_run_end_key = pytest.StashKey[RunEnd]()
 
 
 def _run_tier(config: pytest.Config) -> str:
@@ -143,7 +146,23 @@ def _start_workers_from_zygote(config: pytest.Config) -> None:
     config.option.tx = [f"popen//python={stand_in}" if spec == "popen" else spec for spec in config.option.tx]
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The last cell has ended, and xdist has ended its workers (its own hook comes before this one): the zygote's
+    stop and the removal of the run's folders start now, beside pytest's summary (harness.run.run_end), and
+    `pytest_unconfigure` waits for them first."""
+    config = session.config
+    if hasattr(config, "workerinput") or not runs_matrix(config):
+        return
+    folders = [config.stash[key] for key in (_root_key, _run_caches_key) if key in config.stash]
+    config.stash[_run_end_key] = RunEnd(lambda: stop_loader(config), folders)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if _run_end_key in config.stash:
+        config.stash[_run_end_key].finish()
+        del config.stash[_run_end_key]
     for key in (_root_key, _run_caches_key):
         if key in config.stash:
             shutil.rmtree(config.stash[key], ignore_errors=True)
