@@ -30,8 +30,9 @@ from harness.vocab import CONTROL_STYLE
 
 RESULT_PROPERTY = "matrix_cell"
 # What the controller hands each xdist worker (harness.plugin.xdist_hooks): its worker-mode folder, its GPU, the loader
-# zygote, the run's tier, the results file the controller writes.
+# zygote, the run's tier, the results file the controller writes, the durations the cells are ordered by.
 WORKER_ROOT, GPU, LOADER, TIER, RESULTS_FILE = "tcm_worker_root", "tcm_gpu", "tcm_loader", "tcm_tier", "tcm_results"
+DURATIONS = "tcm_durations"
 _state_key = pytest.StashKey["MatrixState"]()
 _loader_key = pytest.StashKey[Path]()
 
@@ -71,11 +72,10 @@ class MatrixState:
         self.repeat = parse_repeat(option.matrix_repeat, "--matrix-repeat")
         self.order = parse_order(getattr(option, "matrix_order", None) or "longest-first", "--matrix-order")
         self.shard = parse_shard(option.matrix_shard, "--matrix-shard") if option.matrix_shard else None
-        durations = load_durations(option.matrix_durations_from) if option.matrix_durations_from else None
+        durations, self.durations = run_durations(option.matrix_durations_from, workerinput, self.tier)
         in_shard = shard_cells(select_cells(self.kernels, self.styles, self.pipelines), self.shard, durations)
         done = self._resume_from(option.matrix_resume)
         self.planned = [cell for cell in in_shard if cell.id not in done]
-        self.durations = durations if durations is not None else _published_durations(self.tier)
         self._private_caches()
 
     def _point_at_loader(self) -> None:
@@ -124,6 +124,21 @@ class MatrixState:
         The folder starts with the CPU ISA probe's outputs that runs before kept (harness.run.caches)."""
         use_caches_of(self.worker)
         seed_this_process()
+
+
+def run_durations(durations_from: str | None, workerinput: dict[str, Any] | None,
+                  tier: str) -> tuple[dict[str, float] | None, dict[str, float] | None]:
+    """(the weights --durations-from names, the weights the run orders its cells by): read here by the controller,
+    handed to each worker (DURATIONS, harness.plugin.xdist_hooks), so that no worker reads a results file again.
+
+    Why: each of the GPU default's 90 workers (16 at the start, 74 replacing retired ones) read and checked the 4 MB
+    of published results again; with the controller's handed over, a worker's collection at a run's start on an H200
+    took 1.47 s median against 1.64 s (docs/benchmarks.md, "Twenty-sixth round")."""
+    if workerinput is not None and DURATIONS in workerinput:
+        given = workerinput[DURATIONS]
+        return (given if durations_from else None), given
+    durations = load_durations(durations_from) if durations_from else None
+    return durations, (durations if durations is not None else _published_durations(tier))
 
 
 def _published_durations(tier: str) -> dict[str, float] | None:

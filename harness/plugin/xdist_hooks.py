@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from harness.plugin.state import (
+    DURATIONS,
     GPU,
     LOADER,
     RESULT_PROPERTY,
@@ -191,6 +192,9 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput[LOADER] = [str(loader_dir(config)), os.getpid()]
     node.workerinput[TIER] = _run_tier(config)
     node.workerinput[RESULTS_FILE] = config.option.matrix_resume or config.option.matrix_results  # its controls
+    # The weights its collection orders the cells by, read here once (harness.plugin.state.run_durations).
+    if runs_matrix(config):
+        node.workerinput[DURATIONS] = matrix_state(config).durations
     if _root_key in config.stash:
         node.workerinput[WORKER_ROOT] = str(config.stash[_root_key])
 

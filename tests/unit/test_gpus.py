@@ -54,7 +54,7 @@ def test_no_gpus_no_pin():
 
 
 def _controller_config(tier: str = "auto") -> SimpleNamespace:
-    return SimpleNamespace(stash=pytest.Stash(),
+    return SimpleNamespace(stash=pytest.Stash(), args=[],  # no matrix suite asked (runs_matrix)
                            option=SimpleNamespace(matrix_tier=tier, matrix_resume=None, matrix_results="r.jsonl"))
 
 
@@ -126,3 +126,16 @@ def test_each_cell_records_the_gpu_its_worker_was_pinned_to(tmp_path):
     by_worker = {cell.worker: cell.detail.get("gpu") for cell in cells}
     assert set(by_worker.values()) <= {"0", "1"} and None not in by_worker.values()
     assert by_worker.get("gw0") == "0" and by_worker.get("gw1", "1") == "1"
+
+
+def test_the_controller_hands_each_worker_the_durations_it_read(monkeypatch, no_loader_folder):
+    durations = {"add/native/eager": 1.5}
+    monkeypatch.setattr(xdist_hooks, "runs_matrix", lambda config: True)
+    monkeypatch.setattr(xdist_hooks, "matrix_state", lambda config: SimpleNamespace(durations=durations))
+    node = _node(_controller_config("cpu"), "gw0")
+    xdist_hooks.pytest_configure_node(node)
+    assert node.workerinput[xdist_hooks.DURATIONS] is durations
+    outside = _node(_controller_config("cpu"), "gw1")
+    monkeypatch.setattr(xdist_hooks, "runs_matrix", lambda config: False)  # the harness's own tests under xdist
+    xdist_hooks.pytest_configure_node(outside)
+    assert xdist_hooks.DURATIONS not in outside.workerinput

@@ -143,6 +143,20 @@ def test_a_cell_that_retired_its_worker_also_weighs_its_replacements_start(tmp_p
         {k: v for k, v in plain.items() if k != record["id"]}
 
 
+def test_a_worker_orders_by_the_durations_its_controller_read(tmp_path):
+    """A worker given the controller's durations reads no results file: one that did would fail on the missing one."""
+    from harness.plugin.state import DURATIONS, run_durations
+
+    missing, given = str(tmp_path / "gone.jsonl"), {"add/native/eager": 1.5}
+    assert run_durations(missing, {DURATIONS: given}, "cpu") == (given, given)
+    assert run_durations(None, {DURATIONS: given}, "cpu") == (None, given)
+    assert run_durations(None, {DURATIONS: None}, "gpu") == (None, None), "no published results: the count orders"
+    read = load_durations(CPU_FIXTURE)
+    assert run_durations(str(CPU_FIXTURE), None, "cpu") == (read, read)
+    with pytest.raises(ShardError, match="gone.jsonl"):
+        run_durations(missing, None, "cpu")
+
+
 def test_plain_pytest_collects_the_longest_group_first_with_durations(tmp_path):
     """The plugin reorders the collected matrix (what pytest-xdist hands out in order); without durations it does not."""
     args = [sys.executable, "-m", "pytest", "matrix", "-q", "--collect-only", "-p", "no:cacheprovider", "--matrix-tier", "cpu",
