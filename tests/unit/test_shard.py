@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from harness_commands import harness_command
 
+from harness.plugin.state import DURATIONS, run_durations
 from harness.results import RETIREMENT_S, read_results
 from harness.run.selection import select_cells
 from harness.run.shard import (
@@ -145,8 +146,6 @@ def test_a_cell_that_retired_its_worker_also_weighs_its_replacements_start(tmp_p
 
 def test_a_worker_orders_by_the_durations_its_controller_read(tmp_path):
     """A worker given the controller's durations reads no results file: one that did would fail on the missing one."""
-    from harness.plugin.state import DURATIONS, run_durations
-
     missing, given = str(tmp_path / "gone.jsonl"), {"add/native/eager": 1.5}
     assert run_durations(missing, {DURATIONS: given}, "cpu") == (given, given)
     assert run_durations(None, {DURATIONS: given}, "cpu") == (None, given)
