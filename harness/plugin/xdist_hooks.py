@@ -147,6 +147,11 @@ def _start_workers_from_zygote(config: pytest.Config) -> None:
     config.option.tx = [f"popen//python={stand_in}" if spec == "popen" else spec for spec in config.option.tx]
 
 
+def _run_folders(config: pytest.Config) -> list[Path]:
+    """The folders this controller made for the run: its workers' (worker isolation) and its compile caches'."""
+    return [config.stash[key] for key in (_root_key, _run_caches_key) if key in config.stash]
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The last cell has ended, and xdist has ended its workers (its own hook comes before this one): the zygote's
@@ -155,8 +160,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if hasattr(config, "workerinput") or not runs_matrix(config):
         return
-    folders = [config.stash[key] for key in (_root_key, _run_caches_key) if key in config.stash]
-    config.stash[_run_end_key] = RunEnd(lambda: stop_loader(config), folders)
+    config.stash[_run_end_key] = RunEnd(lambda: stop_loader(config), _run_folders(config))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -164,9 +168,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if _run_end_key in config.stash:
         config.stash[_run_end_key].finish()
         del config.stash[_run_end_key]
-    for key in (_root_key, _run_caches_key):
-        if key in config.stash:
-            shutil.rmtree(config.stash[key], ignore_errors=True)
+    for folder in _run_folders(config):  # a run that never reached pytest_sessionfinish
+        shutil.rmtree(folder, ignore_errors=True)
     if runs_matrix(config):
         # pytest (>= 8.4) collects garbage five times after this hook to report unraisable exceptions: with torch
         # imported, about 2 CPU seconds for a one-cell run's controller and workers (docs/maintainers.md,
