@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from harness.domain.poison import unwritten_note
 from harness.domain.tolerance import DEFAULT_TOLERANCES, ToleranceOverride, allowance, default_tolerance
 
 TOLERANCES = DEFAULT_TOLERANCES  # the dtype defaults (torch.testing's); the model is in harness.domain.tolerance
@@ -50,6 +51,12 @@ def _check_like(label: str, got: Any, want: torch.Tensor) -> None:
         raise MismatchError(f"{label}: shape {tuple(got.shape)} != reference {tuple(want.shape)}")
 
 
+def _mismatch(label: str, got: torch.Tensor, message: str) -> MismatchError:
+    """The mismatch of one leaf, led by the evidence that the op never wrote it where it still holds the poison."""
+    never_written = unwritten_note(got)
+    return MismatchError(f"{label}: {never_written}; {message}" if never_written else f"{label}: {message}")
+
+
 def _first_bad(bad: torch.Tensor) -> tuple[int, int] | None:
     """(how many elements are bad, flat index of the first), or None when none is."""
     if not bool(bad.any()):
@@ -77,8 +84,8 @@ def assert_matches(actual: Any, expected: Any, what: str = "output") -> None:
         first = _first_bad(bad)
         if first:
             count, flat_index = first
-            raise MismatchError(
-                f"{label}: {count} of {want.numel()} elements differ beyond rtol={rtol:g} atol={atol:g}; "
+            raise _mismatch(
+                label, got, f"{count} of {want.numel()} elements differ beyond rtol={rtol:g} atol={atol:g}; "
                 f"first at flat index {flat_index}: {got_f.flatten()[flat_index].item()!r} vs reference "
                 f"{want_f.flatten()[flat_index].item()!r}"
             )
@@ -117,8 +124,8 @@ def assert_close(actual: Any, reference: Any, exact: Any | None, what: str = "ou
             bad_errors = torch.where(good, torch.zeros_like(error), error.nan_to_num(nan=float("inf")))
             worst = int(bad_errors.flatten().argmax())
             answer = "fp64 answer" if best_plain is not None else "reference"
-            raise MismatchError(
-                f"{label}: {count} of {want.numel()} elements differ beyond the allowance "
+            raise _mismatch(
+                label, got, f"{count} of {want.numel()} elements differ beyond the allowance "
                 f"(max err {float(bad_errors.flatten()[worst]):.2g}, "
                 f"{rule.at(worst, abs(float(target.flatten()[worst])))}); "
                 f"first at flat index {flat_index}: {got_f.flatten()[flat_index].item()!r} vs {answer} "

@@ -179,7 +179,7 @@ def _reset_between_cells() -> None:
 
 
 def _fill_free_memory() -> str | None:
-    """NaN in the GPU memory earlier cells freed (harness.run.gpu_memory); why not, where it could not be done."""
+    """The poison in the GPU memory earlier cells freed (harness.run.gpu_memory); why not, where it could not be done."""
     try:
         fill_free_gpu_memory()
     except Exception as exc:  # the cell still runs; its detail says its outputs may read an earlier cell's memory

@@ -1,18 +1,18 @@
-"""Free GPU memory is filled between cells: which blocks are free, and that nothing is done without CUDA."""
+"""Free GPU memory is poisoned between cells: which blocks are free, and that nothing is done without CUDA."""
 
 from __future__ import annotations
 
 import json
-import struct
 import subprocess
 import sys
 
 import pytest
 import torch
 
+from harness.domain.poison import free_blocks, unwritten_elements
 from harness.run import gpu_memory
 from harness.run.environment import resolve_tier
-from harness.run.gpu_memory import FILL_BYTE, fill_free_gpu_memory, free_blocks
+from harness.run.gpu_memory import fill_free_gpu_memory
 
 TIER = resolve_tier("auto")
 SNAPSHOT = [  # the shape of torch.cuda.memory_snapshot(): segments, each with its blocks
@@ -28,13 +28,6 @@ def test_only_the_blocks_held_free_are_filled_on_their_own_device():
     assert free_blocks([{"device": 0, "address": 0}]) == []  # a segment without blocks
 
 
-def test_the_fill_byte_is_nan_in_every_floating_point_dtype():
-    for dtype in (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
-        filled = torch.full((4 * torch.empty(0, dtype=dtype).element_size(),), FILL_BYTE, dtype=torch.uint8)
-        assert filled.view(dtype).to(torch.float32).isnan().all(), dtype
-    assert struct.unpack("<i", bytes([FILL_BYTE] * 4))[0] == -1
-
-
 @pytest.mark.skipif(TIER != "cpu", reason="without CUDA: the CPU tier's case")
 def test_without_cuda_in_use_nothing_is_filled():
     assert fill_free_gpu_memory() == 0  # the fill neither starts CUDA nor fails
@@ -42,7 +35,7 @@ def test_without_cuda_in_use_nothing_is_filled():
 
 
 @pytest.mark.skipif(TIER != "gpu", reason="needs a GPU")
-def test_a_freed_block_reads_nan_once_filled():
+def test_a_freed_block_reads_the_poison_once_filled():
     freed = torch.arange(1000, device="cuda", dtype=torch.float32)
     address = freed.data_ptr()
     del freed
@@ -50,6 +43,7 @@ def test_a_freed_block_reads_nan_once_filled():
     reused = torch.empty(1000, device="cuda", dtype=torch.float32)
     assert reused.data_ptr() == address  # the allocator handed the same block back: now NaN, not the freed values
     assert reused.isnan().all()
+    assert unwritten_elements(reused) == 1000
 
 
 def test_cyclic_garbage_is_collected_before_the_blocks_are_listed(monkeypatch):

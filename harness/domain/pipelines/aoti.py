@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from harness.domain.fresh_run import fresh_timeline
 from harness.domain.pipelines.aoti_loader import extraction_in, read_report
 from harness.domain.pipelines.common import CellContext, built_artifact, check_result, expected_result, staged
 from harness.domain.pipelines.export import export_program
+from harness.domain.poison import tensor_bytes
 from harness.domain.styles import SkipCell
 
 FRESH_PROCESS_TIMEOUT_S = 300
@@ -70,7 +72,7 @@ def run_aoti_fresh_process(context: CellContext) -> dict[str, Any]:
     inputs_path, outputs_path, report_path = (context.workdir / n for n in ("inputs.pt", "outputs.pt", "loader.json"))
     torch.save(list(args), inputs_path)
     expected = expected_result(context, args)
-    argv = [str(path), str(inputs_path), str(outputs_path), str(report_path)]
+    argv = [str(path), str(inputs_path), str(outputs_path), str(report_path), json.dumps(tensor_bytes(expected.output))]
     with staged("load", context):
         if context.fresh_python is None:
             raise SkipCell("aoti_fresh_process needs a fresh Python, which only a run can give (harness.run)")

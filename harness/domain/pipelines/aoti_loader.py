@@ -1,7 +1,8 @@
 """Load and run an AOTInductor package in a fresh process, as a deployment would.
 
-Run as `python -m harness.domain.pipelines.aoti_loader PACKAGE INPUTS OUTPUTS REPORT`. It imports torch
-and nothing of the kernel's module; the report says which stage it reached and
+Run as `python -m harness.domain.pipelines.aoti_loader PACKAGE INPUTS OUTPUTS REPORT [RESERVE]`. It imports torch
+and nothing of the kernel's module, and poisons its memory before the run (harness.domain.poison; RESERVE: a JSON
+list of the expected outputs' sizes in bytes, the blocks to reserve poisoned); the report says which stage it reached and
 lists any kernel module that was imported anyway (proof it was fresh), and `clock`: when `main` started and ended.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.domain.fresh_run import main_clock
+from harness.domain.poison import poison_memory
 
 EXTRACTION_VARIABLE = "TMPDIR"  # where torch's package loader extracts a package (std::filesystem's temporary folder)
 
@@ -51,7 +53,8 @@ def _write(path: Path, report: dict[str, Any]) -> None:
 
 def main(argv: list[str]) -> int:
     main_started = time.time()
-    package, inputs, outputs, report_path = (Path(a) for a in argv)
+    package, inputs, outputs, report_path = (Path(a) for a in argv[:4])
+    reserve = json.loads(argv[4]) if len(argv) > 4 else []
     report: dict[str, Any] = {"status": "started", "stage": "load"}
     _write(report_path, report)
     try:
@@ -62,8 +65,10 @@ def main(argv: list[str]) -> int:
         report["stage"] = "run"
         _write(report_path, report)
         args = torch.load(inputs)
+        on_cuda = any(t.is_cuda for t in args if isinstance(t, torch.Tensor))
+        poison_memory("cuda" if on_cuda else "cpu", reserve)
         result = runner(*args)
-        if any(t.is_cuda for t in args if isinstance(t, torch.Tensor)):
+        if on_cuda:
             torch.cuda.synchronize()
         result = list(result) if isinstance(result, (list, tuple)) else [result]
         # The arguments go back too: a kernel that writes its inputs in place is judged by them.

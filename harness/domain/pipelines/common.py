@@ -13,6 +13,7 @@ import torch
 
 from harness.domain.checking import assert_close
 from harness.domain.fresh_run import FreshRun
+from harness.domain.poison import poison_before_run
 from harness.domain.spec import KernelSpec
 from harness.domain.styles import BuiltOp, SkipCell
 from harness.domain.tolerance import float64_everywhere
@@ -157,7 +158,10 @@ def _reference_run(context: CellContext, args: tuple[Any, ...]) -> tuple[Any, tu
 
 def expected_result(context: CellContext, args: tuple[Any, ...]) -> Expected:
     """The reference's output and the state of the arguments it mutates, computed on copies, in the
-    inputs' dtype and again in float64 (the exact answer of the tolerance model)."""
+    inputs' dtype and again in float64 (the exact answer of the tolerance model).
+
+    Every pipeline asks it just before it runs the op, so it ends by poisoning the memory the reference freed
+    (harness.domain.poison): an output the op never writes cannot hold the reference's answer."""
     output, mutations = _reference_run(context, args)
     expected = Expected(output, mutations, inputs_numel=largest_input(args))
     wide_device = exact_device(args)
@@ -167,6 +171,7 @@ def expected_result(context: CellContext, args: tuple[Any, ...]) -> Expected:
                 context, tuple(widen(a, wide_device) for a in args))
     except Exception as exc:  # a reference that only runs in its own dtype: judged against that dtype's run
         expected.exact_failure = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    poison_before_run(context.device, output)
     return expected
 
 

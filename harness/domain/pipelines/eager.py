@@ -20,6 +20,7 @@ from harness.domain.pipelines.common import (
     staged,
     widen,
 )
+from harness.domain.poison import poison_before_run
 from harness.domain.tolerance import float64_everywhere
 
 
@@ -86,6 +87,7 @@ def check_backward(context: CellContext, call: Callable[..., Any], run_stage: st
     except Exception as exc:  # a reference that only runs in its own dtype: judged against that dtype's run
         context.judged["float64 reference"] = f"failed, {type(exc).__name__}: {str(exc)[:200]}"
 
+    poison_before_run(context.device, reference_output, reference_grads)  # as expected_result does (common.py)
     test_args = _with_grad(context, args)
     with staged(run_stage, context):
         output = call(*test_args)

@@ -26,6 +26,7 @@ from typing import Any
 
 from harness.domain.evidence import error_type, first_line
 from harness.domain.fresh_run import main_clock
+from harness.domain.poison import poison_memory
 
 KERNEL_MODULE_PREFIXES = ("kernels", "_tcm_user_kernels")
 TORCH_LOGGERS = ("torch", "torch.export")
@@ -121,8 +122,10 @@ def main(argv: list[str]) -> int:
         report["stage_s"]["load"] = round(time.perf_counter() - started, 3)
         started = enter("run")
         args = torch.load(job["inputs"])
+        on_cuda = any(t.is_cuda for t in args if isinstance(t, torch.Tensor))
+        poison_memory("cuda" if on_cuda else "cpu", job.get("poison_reserve", []))  # harness.domain.poison
         result = module(*args)
-        if any(t.is_cuda for t in args if isinstance(t, torch.Tensor)):
+        if on_cuda:
             torch.cuda.synchronize()
         result = list(result) if isinstance(result, (list, tuple)) else [result]
         # The arguments go back too: a kernel that writes its inputs in place is judged by them.

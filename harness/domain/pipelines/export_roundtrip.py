@@ -29,6 +29,7 @@ from harness.domain.pipelines.aoti import FRESH_PROCESS_TIMEOUT_S, FreshProcessF
 from harness.domain.pipelines.common import CellContext, StageFailure, built_artifact, check_result, expected_result, staged
 from harness.domain.pipelines.export import export_program
 from harness.domain.pipelines.export_loader import read_report
+from harness.domain.poison import tensor_bytes
 from harness.domain.styles import SkipCell
 
 LOADER_MODULE = "harness.domain.pipelines.export_loader"
@@ -157,7 +158,7 @@ def run_roundtrip(context: CellContext, consumer_imports: bool) -> dict[str, Any
         if consumer_imports else None
     job = {"program": str(saved_file), "inputs": str(paths["inputs.pt"]), "outputs": str(paths["outputs.pt"]),
            "report": str(paths["report.json"]), "consumer_import": consumer_import, "operators": operators,
-           "watched_modules": watched_modules(context)}
+           "watched_modules": watched_modules(context), "poison_reserve": tensor_bytes(expected.output)}
     paths["job.json"].write_text(json.dumps(job))
 
     with roundtrip_stage("load", context):  # the whole fresh process: its own report splits the time

@@ -7,6 +7,7 @@ from typing import Any
 import torch
 
 from harness.domain.pipelines.common import CellContext, check_call, check_result, clone_args, expected_result, staged
+from harness.domain.poison import poison_before_run
 from harness.domain.signature import named_function
 from harness.domain.spec import KernelSpec, no_launch_wrap
 from harness.domain.styles import SkipCell
@@ -119,6 +120,7 @@ def run_vmap(context: CellContext) -> dict[str, Any]:
     expected_stacked = _stacked([a.output for a in answers], context.spec.num_outputs)
     exact_stacked = None if any(a.exact_output is None for a in answers) else \
         _stacked([a.exact_output for a in answers], context.spec.num_outputs)
+    poison_before_run(context.device, expected_stacked)  # the batched output is larger than any one answer
     with staged("run", context):
         output = torch.vmap(context.built.call, in_dims=in_dims)(*stacked)
         context.synchronize()
