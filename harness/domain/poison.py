@@ -40,18 +40,31 @@ class _CpuPoison:
     set = False
 
 
+def _cpu_flag() -> Any:
+    """c10's junk-fill flag as a ctypes bool, or None where this build of torch has none (torch must be imported)."""
+    import torch
+
+    library = os.path.join(os.path.dirname(torch.__file__), "lib", "libc10.so")
+    try:
+        return ctypes.c_bool.in_dll(ctypes.CDLL(library), CPU_JUNK_FLAG)
+    except (OSError, ValueError):  # not a Linux build of torch, or a build without the flag
+        return None
+
+
+def poison_in_force() -> str:
+    """What the run's header records: how each device's fresh memory is poisoned here (harness.run.environment)."""
+    cpu = "c10 junk fill (0x7fedbeef)" if _cpu_flag() is not None else f"none: torch here has no {CPU_JUNK_FLAG}"
+    return f"cpu: {cpu}; cuda: free blocks filled with the same pattern before each run of the op"
+
+
 def poison_cpu_allocations() -> bool:
     """Set c10's junk-fill flag in this process (torch must be imported: libc10 is loaded); whether it is set.
 
     A process forked after it inherits it; a new Python sets it itself (the cell, the fresh-process loaders)."""
     if _CpuPoison.set:
         return True
-    import torch
-
-    library = os.path.join(os.path.dirname(torch.__file__), "lib", "libc10.so")
-    try:
-        flag = ctypes.c_bool.in_dll(ctypes.CDLL(library), CPU_JUNK_FLAG)
-    except (OSError, ValueError):  # not a Linux build of torch, or a build without the flag
+    flag = _cpu_flag()
+    if flag is None:
         return False
     flag.value = True
     _CpuPoison.set = True

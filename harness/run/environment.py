@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from harness.domain.interpreter import INTERPRETER_AUTOTUNE, enable_autotune_on_interpreter
+from harness.domain.poison import poison_in_force
 from harness.run.bytecode import enable_bytecode_cache
 from harness.run.compile_caches import graph_caches_policy
 
@@ -104,6 +105,7 @@ def describe(tier: str) -> dict[str, Any]:
         "pycache_prefix": os.environ.get("PYTHONPYCACHEPREFIX"),
         "omp_num_threads": os.environ.get(CPU_THREADS_VARIABLE),
         "graph_caches": graph_caches_policy(),
+        "poison": poison_in_force(),
     } | ({"fresh_process_cuda_connections": fresh_cuda_queues()} if tier == "gpu" else {})
 
 

@@ -70,6 +70,8 @@ def environment_table(header: dict[str, Any]) -> str:
     fields += [(name, str(header[key])) for name, key in OPTIONAL_FIELDS if header.get(key) is not None]
     if environment.get("fresh_process_cuda_connections"):  # harness.run.environment.fresh_process_environment
         fields.append(("fresh processes' CUDA_DEVICE_MAX_CONNECTIONS", str(environment["fresh_process_cuda_connections"])))
+    # harness.domain.poison: without it, an output a kernel never wrote could hold the right answer
+    fields.append(("unwritten memory", environment.get("poison") or "not poisoned (a harness older than the poison recorded it)"))
     if isinstance(environment.get("graph_caches"), dict):  # harness.run.compile_caches
         fields.append(("graph caches", ", ".join(f"{k}: {v}" for k, v in environment["graph_caches"].items())))
     if header.get("merged_from"):
