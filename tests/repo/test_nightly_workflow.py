@@ -215,3 +215,15 @@ def test_the_history_job_renders_every_build_of_the_night(checkout, tmp_path):
     run_step(checkout, HISTORY_STEP, "stable", tmp_path, drop=INSTALL)
     columns = header_line((checkout / "history" / "history.md").read_text(encoding="utf-8"), "## CPU")
     assert "torch 2.13.0" in columns and "torch 2.12.0" in columns
+
+
+def test_a_release_without_a_history_file_keeps_its_first_record_even_with_nothing_changed(checkout, tmp_path):
+    header, cells = records(checkout / "reports" / "gpu-results.jsonl")  # tonight's outcomes are the published ones
+    source = tmp_path / "next.jsonl"
+    write(source, {**header, "environment": {**header["environment"], "torch": "2.16.0.dev20261203+cpu"}}, cells)
+    write_shards(checkout, source, 2)
+    assert run_step(checkout, MERGE_STEP, "nightly", tmp_path) == {"status": "0", "changed": "true"}
+    assert not re.search(job_env("OUTCOME_CHANGES"), (checkout / "nightly" / "nightly" / "diff.md").read_text(),
+                         re.MULTILINE)
+    run_step(checkout, PUBLISH_STEP, "nightly", tmp_path)
+    assert (checkout / "reports" / "history" / "cpu-torch2.16.0.jsonl").is_file()
