@@ -236,7 +236,8 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--build", default="stable", help="the build's name in the nightly's matrix (stable, nightly, 2.12.0)")
     parser.add_argument("--history-file", action="store_true", help="print where the build's history is kept instead")
     parser.add_argument("--dir", type=Path, default=HISTORY_DIR, help=f"the history files' folder (default {HISTORY_DIR})")
-    parser.add_argument("--published", default=str(COMMITTED_GPU_RESULTS), help="the published results (default: the committed GPU results)")
+    parser.add_argument("--published", default=str(COMMITTED_GPU_RESULTS),
+                        help="the published results (default: the committed GPU results)")
 
     parser = add("library-page", library_page, "One kernel library's page: advise for three needs (training + "
                  "compile, inference + AOTInductor, a shipped ExportedProgram), then its chart and evidence.")

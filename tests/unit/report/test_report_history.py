@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from report_helpers import cell, check_golden, environment, results
 
 from harness.report.__main__ import main
