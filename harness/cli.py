@@ -12,6 +12,7 @@ from harness.atomic import write_text_atomic
 from harness.bench import add_bench_parser
 from harness.cli_common import CliError, check_writable, cli_errors, load_tier_and_specs, refuse_existing
 from harness.findings_command import add_parser as add_findings_parser
+from harness.nightly_cost import add_parser as add_nightly_cost_parser
 from harness.order_check import add_parser as add_order_check_parser
 from harness.perf.cli import add_parser as add_perf_parsers
 from harness.process_exit import exit_without_final_collection
@@ -256,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_advise_parser(subparsers)
     add_repro_parser(subparsers)
     add_order_check_parser(subparsers)
+    add_nightly_cost_parser(subparsers)
     add_findings_parser(subparsers)
     add_tutorial_parser(subparsers)
     add_subcommands(subparsers)

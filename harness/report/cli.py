@@ -17,7 +17,7 @@ from harness.report.advice.library_page import render_library_page
 from harness.report.compare.baseline import DEFAULT_DIRECTORY, BaselineError, write_baseline
 from harness.report.compare.diff import diff_results, render_diff
 from harness.report.compare.flakes import render_flake_history
-from harness.report.compare.history import HistoryError, render_history
+from harness.report.compare.history import HISTORY_DIR, HistoryError, history_file, render_history
 from harness.report.compare.merge import MergeError, merge_files, results_text, settle_flaky
 from harness.report.markdown.committed import COMMITTED_GPU_RESULTS, published_results
 from harness.report.markdown.evidence_sections import render_overrides, render_tracebacks
@@ -136,6 +136,21 @@ def history(args: argparse.Namespace) -> int:
     return 0
 
 
+def reference(args: argparse.Namespace) -> int:
+    """Print the results a nightly build is compared with, or (--history-file) where its history is kept."""
+    if (args.results is None) == (args.torch is None):
+        raise OutputError("reference: give a results file, or --torch (and --tier), not both")
+    environment = _read(args.results).environment if args.results else {"torch": args.torch, "tier": args.tier}
+    kept = history_file(environment, args.dir)
+    if args.history_file:
+        print(kept)
+    elif args.build != "stable" and kept.is_file():
+        print(kept)  # a build of another release: compared with what its release recorded last
+    else:
+        print(args.published)
+    return 0
+
+
 def timings(args: argparse.Namespace) -> int:
     results = _read(args.results)
     weights = _durations_source(args.durations_from, results)
@@ -212,6 +227,17 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     parser = add("history", history, "Tabulate capabilities across torch/triton versions.")
     parser.add_argument("results", nargs="+")
     parser.add_argument("-o", "--output")
+
+    parser = add("reference", reference, "The results a nightly build is compared with: the published results for the "
+                 "stable build, else its torch release's history file where one exists (--history-file: that file's path).")
+    parser.add_argument("results", nargs="?", help="the build's results (its header names the tier and torch)")
+    parser.add_argument("--torch", help="the build's torch version, instead of a results file (e.g. 2.13.0.dev20261203+cu130)")
+    parser.add_argument("--tier", default="gpu", help="with --torch: the tier (default gpu)")
+    parser.add_argument("--build", default="stable", help="the build's name in the nightly's matrix (stable, nightly, 2.12.0)")
+    parser.add_argument("--history-file", action="store_true", help="print where the build's history is kept instead")
+    parser.add_argument("--dir", type=Path, default=HISTORY_DIR, help=f"the history files' folder (default {HISTORY_DIR})")
+    parser.add_argument("--published", default=str(COMMITTED_GPU_RESULTS),
+                        help="the published results (default: the committed GPU results)")
 
     parser = add("library-page", library_page, "One kernel library's page: advise for three needs (training + "
                  "compile, inference + AOTInductor, a shipped ExportedProgram), then its chart and evidence.")

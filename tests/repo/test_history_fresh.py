@@ -169,3 +169,20 @@ def test_every_committed_version_of_the_cpu_history_measured_the_same_cells() ->
         results = read(path)
         assert path.name == f"cpu-torch{results.environment['torch'].split('+')[0]}.jsonl"
         assert results.environment["tier"] == "cpu"
+
+
+def test_gpu_history_files_add_their_releases_to_the_gpu_table_beside_the_cpu_one(tmp_path: Path) -> None:
+    """reports/history/gpu-torch<release>.jsonl (the nightly's builds) are columns of the GPU tier's table."""
+    repo = make_checkout(tmp_path)
+    shutil.copy(GPU, repo / "reports" / "gpu-results.jsonl")
+    lines = GPU.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header["environment"] = {**header["environment"], "torch": "2.12.0.dev20261203+cu130"}
+    (repo / "reports" / "history" / "gpu-torch2.12.0.jsonl").write_text(
+        "\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    assert refresh_history(repo, check=False)[0]
+    text = (repo / HISTORY).read_text(encoding="utf-8")
+    gpu, cpu = text.split("## GPU tier, H100", 1)[1].split("## CPU", 1)
+    columns = header_line(gpu)
+    assert columns.index("torch 2.12.0.dev20261203+cu130") < columns.index("torch 2.11.0+cu130")
+    assert "torch 2.13.0+cpu" in header_line(cpu) and "cu130" not in header_line(cpu)

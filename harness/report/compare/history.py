@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.report.markdown.aggregate import NOT_MEASURED, Verdict, cells_for, final_cells, verdict_of
 from harness.report.markdown.capabilities import CAPABILITIES
@@ -16,6 +17,7 @@ from harness.report.markdown.footnotes import cause_summary, describe, group_by_
 from harness.report.markdown.tables import markdown_table
 from harness.results import CellResult, ResultsFile
 
+HISTORY_DIR = Path("reports") / "history"  # one results file per tier and torch release: <tier>-torch<release>.jsonl
 TIER_TITLES = {"gpu": "GPU tier", "cpu": "CPU interpreter tier (TRITON_INTERPRET=1, not a GPU)"}
 CAUSES_PER_SIDE = 2  # a footnote stays two lines: each side names its most common causes
 
@@ -34,6 +36,20 @@ def version_key(version: object) -> tuple:
     suffix = match.group(2).split("+", 1)[0]
     phase = 2 if suffix.startswith(".post") else (0 if suffix else 1)
     return (release, phase, match.group(2))
+
+
+def torch_release(version: object) -> str:
+    """The release a torch build belongs to: "2.13.0" from "2.13.0+cu130", "2.13.0.dev20261203+cu130" or "2.13.0rc2"."""
+    match = re.match(r"v?(\d+(?:\.\d+)*)", str(version or ""))
+    if not match:
+        raise HistoryError(f"torch version {version!r}: no release number in it")
+    return match.group(1)
+
+
+def history_file(environment: dict, directory: Path = HISTORY_DIR) -> Path:
+    """Where one run's results are kept for the history: one file per tier and torch release, so that a
+    nightly build of a release replaces the one before it, and the release itself replaces them all."""
+    return directory / f"{tier_of(environment)}-torch{torch_release(environment.get('torch'))}.jsonl"
 
 
 def device_family(environment: dict) -> str:

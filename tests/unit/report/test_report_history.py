@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from report_helpers import cell, check_golden, environment, results
 
 from harness.report.__main__ import main
@@ -61,3 +62,35 @@ def test_two_files_of_one_version_merge_into_one_column(make_results, capsys) ->
 def test_history_golden() -> None:
     runs = [run_at("2.10.0", "pass"), run_at("2.5.1", "fail"), run_at("2.6.0", "pass"), run_at("2.6.0", "skip", "cpu")]
     check_golden("history.md", render_history(runs))
+
+
+def test_a_build_is_kept_in_one_history_file_per_tier_and_torch_release() -> None:
+    from harness.report.compare.history import HISTORY_DIR, HistoryError, history_file, torch_release
+
+    assert [torch_release(v) for v in ("2.13.0+cu130", "2.13.0.dev20261203+cu130", "2.13.0rc2", "v2.12.1")] == [
+        "2.13.0", "2.13.0", "2.13.0", "2.12.1"]
+    assert history_file({"torch": "2.13.0.dev20261203+cu130", "tier": "gpu"}) == HISTORY_DIR / "gpu-torch2.13.0.jsonl"
+    assert history_file({"torch": "2.12.0+cpu", "tier": "cpu"}, Path("h")) == Path("h") / "cpu-torch2.12.0.jsonl"
+    with pytest.raises(HistoryError, match="'nightly'"):
+        torch_release("nightly")
+
+
+def test_reference_is_the_published_results_for_stable_else_the_release_history(make_results, tmp_path, capsys) -> None:
+    nightly = make_results("n.jsonl", [cell("k", "raw", "compile", "pass")], environment(torch="2.13.0.dev1+cu130"))
+    published = str(tmp_path / "published.jsonl")
+    common = ["--dir", str(tmp_path), "--published", published]
+
+    def answer(*argv: str) -> str:
+        assert main(["reference", *argv, *common]) == 0
+        return capsys.readouterr().out.strip()
+
+    kept = str(tmp_path / "gpu-torch2.13.0.jsonl")
+    assert answer(str(nightly), "--history-file") == kept
+    assert answer(str(nightly), "--build", "nightly") == published  # no record of its release yet
+    Path(kept).write_text("", encoding="utf-8")
+    assert answer(str(nightly), "--build", "nightly") == kept
+    assert answer("--torch", "2.13.0.dev2+cu130", "--build", "nightly") == kept
+    assert answer(str(nightly)) == published  # the stable build: always the published results
+    assert main(["reference", str(nightly), "--torch", "2.13.0", *common]) == 2
+    assert main(["reference", "--torch", "nightly", *common]) == 2
+    assert capsys.readouterr().err.count("\n") == 2
