@@ -82,6 +82,7 @@ def test_the_page_renders_every_cell_filters_and_keeps_a_screenshot(tmp_path: Pa
     assert screenshot.is_file() and screenshot.stat().st_size > 1000
 
 
+@pytest.mark.slow  # a browser start takes seconds
 def test_two_versions_add_the_history_view(tmp_path: Path) -> None:
     older = small_results()
     older.header = json.loads(json.dumps(older.header))
@@ -95,6 +96,7 @@ def test_two_versions_add_the_history_view(tmp_path: Path) -> None:
     assert 'class="v-Yes changed"' in dom  # raw's inference went No -> Yes from 2.12 to 2.13
 
 
+@pytest.mark.slow  # matplotlib's import and drawing
 def test_the_png_heatmap_is_drawn(tmp_path: Path) -> None:
     png = write_heatmap_png([("small.jsonl", small_results())], tmp_path / "heatmap.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
