@@ -133,7 +133,7 @@ def run_durations(durations_from: str | None, workerinput: dict[str, Any] | None
 
     Why: each of the GPU default's 90 workers (16 at the start, 74 replacing retired ones) read and checked the 4 MB
     of published results again; with the controller's handed over, a worker's collection at a run's start on an H200
-    took 1.47 s median against 1.64 s (docs/benchmarks.md, "Twenty-sixth round")."""
+    took 1.47 s median against 1.64 s (docs/benchmarks.md, "How the GPU default got from 465 s to 284 s")."""
     if workerinput is not None and DURATIONS in workerinput:
         given = workerinput[DURATIONS]
         return (given if durations_from else None), given

@@ -4,7 +4,8 @@ Why: every AOTInductor build includes one large header (torch/csrc/inductor/aoti
 precompiles once per machine, keyed by the compile's command line, into /tmp/torchinductor_<user>/precompiled_headers
 under a file lock (`_precompile_header` in torch/_inductor/codecache.py), and torch never removes it. On a fresh
 machine the first build of every worker waits for that one compile, and took about twice as long as the later ones
-(docs/benchmarks.md, "Thirteenth round"). Started in a forked child once the zygote's warm-up is done (the CPU ISA,
+(docs/benchmarks.md, "How the GPU default got from 465 s to 284 s").
+Started in a forked child once the zygote's warm-up is done (the CPU ISA,
 part of the key, is known then), the compile runs while the workers start and collect; a worker that reaches the
 header finds it, or waits on torch's own lock for less.
 

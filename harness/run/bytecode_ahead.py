@@ -4,7 +4,7 @@ Where the environment forbids bytecode (PYTHONDONTWRITEBYTECODE), a run keeps it
 (harness.run.bytecode). On a machine with none yet (a fresh GPU machine, the nightly's), the zygote's warm-up
 then compiles the ~2,000 modules that torch, Dynamo and Inductor import one after another, and no cell starts
 before that warm-up ends. `python -m compileall` over the same packages, in parallel, fills the cache first, and
-the warm-up reads much of it from there (measured: docs/benchmarks.md, "Sixteenth round").
+the warm-up reads much of it from there (measured: docs/benchmarks.md, "How the GPU default got from 465 s to 284 s").
 
 Only with cores to spare (MIN_SPARE_CORES besides the controller and the zygote): on two cores the compile would
 take the zygote's own core. Bytecode changes no result (Python checks each file against its source's mtime and

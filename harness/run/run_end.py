@@ -4,7 +4,8 @@ Why: on the GPU default the controller spent, after xdist had ended the workers,
 one after another 1.0 s stopping the zygote (it ends with the loaders it forked ahead, each with a CUDA context)
 and 2.4 s removing the workers' folder and the run's cache folder, one Inductor and Triton cache per worker. None
 of them waits for another: side by side, the last cell's end to pytest's end went from 6.2 s to 4.0 s on a fresh
-H200 (docs/benchmarks.md, "Twenty-fifth round"). A thread per entry removed 64,000 small files in a third of one
+H200 (docs/benchmarks.md, "How the GPU default got from 465 s to 284 s").
+A thread per entry removed 64,000 small files in a third of one
 walk's time on two cores and ext4 (unlinks wait for the file system), and no faster than one walk on the H200 host.
 What the zygote may still write as it ends is caught by the last removal, made once it has ended.
 

@@ -1,14 +1,15 @@
 """The HTML page in a real headless browser (Chromium from the OS packages): it renders without a JS error,
 shows every cell of a small results file, a filter in the URL changes what is shown, and a screenshot is kept.
 
-Without chromium the test skips; under TCM_REQUIRE_TOOLS=1 (the `tests` nox session) it fails instead.
+Chromium is a system tool nothing here installs: without it the test skips with one line saying how to install it,
+also in `nox -s tests`; in CI (CI=true, as .ci/run sets it, which installs chromium) it fails instead
+(tests/required_tools.py).
 The screenshot is written under pytest's tmp dir, printed, and never committed.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -16,12 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from required_tools import missing_tool
 
 from harness.report.page.heatmap_png import write_heatmap_png
 from harness.report.page.html import render_html
 from harness.results import CellResult, ResultsFile
-
-pytestmark = pytest.mark.slow  # a browser start takes seconds
 
 
 def chromium() -> str:
@@ -29,10 +29,7 @@ def chromium() -> str:
         found = shutil.which(name)
         if found:
             return found
-    message = "chromium is not installed (apt-get install -y chromium)"
-    if os.environ.get("TCM_REQUIRE_TOOLS") == "1":
-        pytest.fail(message)
-    pytest.skip(message)
+    missing_tool("chromium", "optional, for the HTML page's browser test: apt-get install chromium", system=True)
 
 
 def browse(page: Path, *args: str, query: str = "") -> subprocess.CompletedProcess:
@@ -65,6 +62,7 @@ def rendered(dom: str) -> tuple[str, int, str]:
     return (marker.group(1) if marker else "", len(re.findall(r'data-cell="', dom)), status.group(1) if status else "")
 
 
+@pytest.mark.slow  # a browser start takes seconds
 def test_the_page_renders_every_cell_filters_and_keeps_a_screenshot(tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     page.write_text(render_html([("small.jsonl", small_results())]), encoding="utf-8")
@@ -84,6 +82,7 @@ def test_the_page_renders_every_cell_filters_and_keeps_a_screenshot(tmp_path: Pa
     assert screenshot.is_file() and screenshot.stat().st_size > 1000
 
 
+@pytest.mark.slow  # a browser start takes seconds
 def test_two_versions_add_the_history_view(tmp_path: Path) -> None:
     older = small_results()
     older.header = json.loads(json.dumps(older.header))
@@ -97,6 +96,24 @@ def test_two_versions_add_the_history_view(tmp_path: Path) -> None:
     assert 'class="v-Yes changed"' in dom  # raw's inference went No -> Yes from 2.12 to 2.13
 
 
+@pytest.mark.slow  # matplotlib's import and drawing
 def test_the_png_heatmap_is_drawn(tmp_path: Path) -> None:
     png = write_heatmap_png([("small.jsonl", small_results())], tmp_path / "heatmap.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("environ, required", [
+    ({}, False), ({"TCM_REQUIRE_TOOLS": "1"}, False), ({"CI": "true"}, True), ({"CI": "true", "TCM_REQUIRE_TOOLS": "1"}, True)])
+def test_without_a_browser_the_test_skips_with_one_line_and_fails_only_in_ci(monkeypatch, environ, required) -> None:
+    """`nox -s tests` (TCM_REQUIRE_TOOLS=1) on a machine without chromium skips; CI, which installs it, fails."""
+    for variable in ("CI", "TCM_REQUIRE_TOOLS"):
+        monkeypatch.delenv(variable, raising=False)
+    for variable, value in environ.items():
+        monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("PATH", "")
+    outcome = pytest.fail.Exception if required else pytest.skip.Exception
+    with pytest.raises(outcome) as raised:
+        chromium()
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith("chromium is not installed")
+    assert "apt-get install chromium" in message

