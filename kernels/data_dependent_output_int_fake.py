@@ -18,8 +18,11 @@ from kernels.data_dependent_output_int import launch
 
 
 def fake(x: torch.Tensor) -> torch.Tensor:
-    """The op's register_fake: an output of a size only the data knows, at most x's length."""
-    size = torch.library.get_ctx().new_dynamic_size(max=x.numel())
+    """The op's register_fake: an output of a size only the data knows (torch.library's own `nonzero` example).
+
+    No `max=x.numel()`: under dynamic shapes that bound is a SymInt, which `new_dynamic_size` refuses (opcheck's
+    dynamic-shape test measured it: "expected min and max to be statically known ints")."""
+    size = torch.library.get_ctx().new_dynamic_size()
     return x.new_empty(size)
 
 
