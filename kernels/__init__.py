@@ -31,6 +31,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "kernels.tensor_descriptor_device",
     "kernels.data_dependent_output",
     "kernels.data_dependent_output_int",
+    "kernels.data_dependent_output_int_fake",
     "kernels.do_not_specialize",
     "kernels.tuple_argument",
     "kernels.dtype_constexpr",

@@ -7,6 +7,7 @@ a `triton_op`), and the harness decides what to wrap the launch in.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -84,6 +85,10 @@ class KernelSpec:
         (REQUIREMENTS: "gpu", "sm90", "fp8", "libdevice", "inline-asm"); a cell where one is missing is `skip`.
     tolerance: ToleranceOverride(rtol, atol, dtype=..., output=..., reason=...) entries replacing the dtype's
         default floor for a dtype and/or an output (docs/tolerance.md); each cell's detail names the rule used.
+    fake: `fake(*args)`, a hand-written fake (meta) implementation with the op's arguments, that custom_op and
+        triton_op register instead of the one derived from `launch` (docs/writing-kernel-specs.md). It allocates
+        what `launch` returns (the outputs, then the saved intermediates) without launching; it is where a
+        data-dependent size becomes `torch.library.get_ctx().new_dynamic_size()`.
     """
 
     name: str
@@ -114,6 +119,7 @@ class KernelSpec:
     backward_scalars: tuple[str, ...] = ()
     backward_mutates: tuple[str, ...] = ()
     dynamic_bounds: tuple[int, int] | None = None
+    fake: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         problems = spec_problems(self)
@@ -152,6 +158,21 @@ def visible_output(spec: KernelSpec, launched: Any) -> Any:
 def launched_count(spec: KernelSpec) -> int:
     """How many tensors a launch returns: its outputs, then its saved intermediates."""
     return spec.num_outputs + len(spec.saved_intermediates)
+
+
+OWN_FAKE_TAG = "own-fake"
+
+
+def kernel_header(spec: KernelSpec) -> dict[str, Any]:
+    """What a results header records of a kernel; a spec with its own fake says so, in a key and a feature tag,
+    so that a chart's reader knows custom_op/triton_op cells traced the library's fake, not the derived one."""
+    features = list(spec.features)
+    if spec.fake is not None and OWN_FAKE_TAG not in features:
+        features.append(OWN_FAKE_TAG)
+    entry: dict[str, Any] = {"features": features, "description": spec.description, "source": spec.source}
+    if spec.fake is not None:
+        entry["own_fake"] = True
+    return entry
 
 
 def kernel_name(kernel: Any) -> str:
@@ -200,6 +221,7 @@ def spec_problems(spec: KernelSpec) -> list[str]:
     if spec.num_outputs < 0:
         problems.append("num_outputs must be >= 0")
     problems += real_kernel_problems(spec)
+    problems += fake_problems(spec)
     problems.extend(override_problems(spec.tolerance))
     return problems
 
@@ -240,6 +262,25 @@ def real_kernel_problems(spec: KernelSpec) -> list[str]:
     if spec.dynamic_bounds is not None:
         problems += _bounds_problems(spec.dynamic_bounds, spec.sizes)
     return problems
+
+
+def fake_problems(spec: KernelSpec) -> list[str]:
+    """A hand-written fake must be callable with the op's arguments, as torch.library will call it."""
+    if spec.fake is None:
+        return []
+    if not callable(spec.fake):
+        return [f"fake must be callable (fake(*arguments), a fake/meta implementation) or None; got "
+                f"{type(spec.fake).__name__}"]
+    try:
+        parameters = inspect.signature(spec.fake)
+    except (TypeError, ValueError):  # a builtin without a signature: torch.library will tell at registration
+        return []
+    try:
+        parameters.bind(*spec.argument_names)
+    except TypeError:
+        return [f"fake{parameters} cannot take the op's {len(spec.arguments)} argument(s) "
+                f"({', '.join(spec.argument_names)}): give it the same parameters as the op"]
+    return []
 
 
 def _bounds_problems(bounds: Any, sizes: tuple[int, int]) -> list[str]:

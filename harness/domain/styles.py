@@ -155,7 +155,9 @@ def _library_op(spec: KernelSpec, namespace: str, use_triton_op: bool) -> BuiltO
     returned = launched_count(spec)
     forward_impl = _typed(lambda *args: spec.launch(wrap, *args), names, kinds, returned)
     forward = decorate(f"{namespace}::{spec.name}", forward_impl, mutates_args=spec.mutates_args)
-    if not use_triton_op:
+    if spec.fake is not None:  # the spec's own: triton_op's fake (its launch) and custom_op's derived one give way
+        forward.register_fake(_typed(spec.fake, names, kinds, returned))
+    elif not use_triton_op:
         forward.register_fake(_typed(lambda *args: spec.launch(no_launch_wrap, *args), names, kinds, returned))
 
     if spec.backward is not None and spec.save_for_backward is not None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from harness.domain.spec import kernel_header
 from harness.plugin.progress import Progress
 from harness.plugin.state import (
     RESULT_PROPERTY,
@@ -236,8 +237,7 @@ class ResultsRecorder:
         option = self.config.option
         chosen = option.matrix_resume or option.matrix_results
         path = Path(chosen) if chosen else default_results_path(environment)
-        kernels = {name: {"features": list(spec.features), "description": spec.description, "source": spec.source}
-                   for name, spec in state.specs.items() if name in state.kernels}
+        kernels = {name: kernel_header(spec) for name, spec in state.specs.items() if name in state.kernels}
         header = header_record(environment, started, command_line(),
                                isolation=state.isolation, cold_cache=state.cold_cache,
                                worker_start=getattr(option, "matrix_worker_start", None),
