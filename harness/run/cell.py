@@ -63,7 +63,7 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
                  stage_marker: Callable[[str], None] | None = None, artifacts: ArtifactStore | None = None) -> CellResult:
     """Never raises for what the cell did: every exception becomes an outcome with its stage and evidence.
 
-    `fresh_python` (harness.run.fresh_python.run_fresh_python, given by the caller) makes the fresh Python a
+    `fresh_python` (harness.run.startup.fresh_python.run_fresh_python, given by the caller) makes the fresh Python a
     pipeline may ask for; this module does not import it, so that the zygote and the isolation modules that
     import this one are not imported back. `artifacts` is the worker's store of packages and saved programs
     (harness.domain.artifact_store), given only where cells share a process; a cell with a cold cache or with
