@@ -85,7 +85,7 @@ def install(session: nox.Session, *requirements: str) -> None:
 # The virtualenv's site-packages compiled on every core: pip compiles one file after another, and torch's install
 # took 36 s with it, 12 s without (docs/maintainers.md, "The harness's own tests"). Timestamp-checked files, as pip
 # and an import write them; files that do not compile are left as pip leaves them. Folders named `test` or `tests`
-# below site-packages are left out (harness.run.bytecode_ahead.skipped_folders): nothing imports them, and they hold
+# below site-packages are left out (harness.run.startup.bytecode_ahead.skipped_folders): nothing imports them, and they hold
 # a sixth of the files. Where the harness's Pythons will read bytecode under a prefix (an environment that forbids
 # bytecode: harness.run.bytecode), the files are also copied there: with that cache empty, a fresh clone's first
 # collection of the tests (whose conftest enters the tier) took 9.75 s; filled by the copy (1.4 s), 4.92 s.
@@ -93,7 +93,7 @@ COMPILE_SITE_PACKAGES = r"""
 import compileall, py_compile, re, sysconfig
 from pathlib import Path
 from harness.run.bytecode import copy_into_prefix, run_prefix
-from harness.run.bytecode_ahead import skipped_folders
+from harness.run.startup import skipped_folders
 prefix = run_prefix()
 for folder in sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}):
     tests = re.compile(skipped_folders([folder]))

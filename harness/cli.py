@@ -34,10 +34,9 @@ from harness.run.order import OrderError, parse_order
 from harness.run.plan import command_line, interrupted_message, plan_run
 from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
 from harness.run.shard import parse_shard
+from harness.run.startup import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, zygote_ahead
 from harness.run.subsets import describe_default
 from harness.run.workers import resolve_worker_count, workers_for_groups
-from harness.run.zygote_ahead import zygote_ahead
-from harness.run.zygote_client import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE
 from harness.vocab import CALL_SITE_PIPELINES, CALL_SITE_STYLES, PIPELINE_FAMILIES, STYLES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +52,7 @@ def _add_run_parser(subparsers: Any) -> None:
 def command_run(args: argparse.Namespace) -> int:
     """Plan, run the cells through pytest, confirm what changed against the baseline, then say what regressed.
 
-    The run's zygote starts first, before the kernels load (harness.run.zygote_ahead); it needs only the tier."""
+    The run's zygote starts first, before the kernels load (harness.run.startup.zygote_ahead); it needs only the tier."""
     _check_options_before_the_kernels(args)
     args.tier = resolve_tier(args.tier)  # without importing torch; `auto` becomes what it found
     with zygote_ahead(args.tier, args.isolation) as ahead:

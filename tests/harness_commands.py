@@ -10,7 +10,7 @@ PYTEST_CURRENT_TEST may differ between the commands one starter forks.
 
 A run's zygote and its cells' processes in process isolation are forked too, by the starter's zygote maker
 (tests/zygote_maker.py): each `harness` command is told to start them through tests/zygote_launcher.py
-(harness.run.python_command's two variables), which asks the maker, and starts a new Python where the maker refuses
+(harness.run.startup.command_lines's two variables), which asks the maker, and starts a new Python where the maker refuses
 (an environment the maker was not started with).
 
 A test that needs the process itself (signals, output while it runs) starts `python -m harness` with subprocess, as
@@ -36,7 +36,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
-from harness.run.python_command import CELL_PYTHON_VARIABLE, ZYGOTE_PYTHON_VARIABLE
+from harness.run.startup.command_lines import CELL_PYTHON_VARIABLE, ZYGOTE_PYTHON_VARIABLE
 
 REPO = Path(__file__).resolve().parents[1]
 STARTER = Path(__file__).with_name("command_starter.py")

@@ -3,8 +3,8 @@ once and forks from there each of the harness's new Pythons that a stand-in (tes
 run's zygote, or a cell's process in process isolation.
 
 Why: a run's zygote is a new Python that imports torch, Dynamo and Inductor and runs Inductor's CPU ISA probe
-(harness.run.zygote_warmup.warm_up), about 5 CPU seconds here, and the suite's runs start about 50 of them; a cell in
-process isolation (`python -m harness.run.cell_worker WORKDIR`) imports the same, about 3.5 CPU seconds, and the
+(harness.run.startup.zygote_warmup.warm_up), about 5 CPU seconds here, and the suite's runs start about 50 of them; a cell in
+process isolation (`python -m harness.run.isolation.cell_worker WORKDIR`) imports the same, about 3.5 CPU seconds, and the
 suite's runs start about 50 of those too. A process forked from here has done that warm-up already: torch and the
 probe's answer are imported and cached, nothing else, no kernel module, as in the new Python it stands for (a cell so
 forked is what `forked` isolation's child is: harness.run.isolation).
@@ -38,10 +38,10 @@ from typing import Any, NoReturn
 
 from fork_server import become_module
 
-from harness.run.loader_zygote import went_away
+from harness.run.startup.loader_zygote import went_away
 
-ZYGOTE_MODULE = "harness.run.loader_zygote"
-CELL_MODULE = "harness.run.cell_worker"
+ZYGOTE_MODULE = "harness.run.startup.loader_zygote"
+CELL_MODULE = "harness.run.isolation.cell_worker"
 # Read when a process uses them, not when it starts or imports torch: the controller names them per run (its caches,
 # its folder), or pytest sets them while it runs (the controller's pytest session, the terminal's size; an xdist
 # worker's PYTEST_XDIST_* names, in a process-isolation worker that starts a zygote for its loaders), or the harness
@@ -146,7 +146,7 @@ def _become_asked(request: dict[str, Any], descriptors: list[int], others: list[
 
 def serve(listener: socket.socket, starter_pid: int) -> NoReturn:
     """Answer the stand-ins until the command starter is gone and every process forked here has ended."""
-    from harness.run import zygote_warmup
+    from harness.run.startup import zygote_warmup
 
     own = dict(os.environ)
     warmed_for: str | None = None

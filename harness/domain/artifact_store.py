@@ -2,7 +2,7 @@
 were built from (harness.domain.pipelines.artifacts computes it).
 
 A module that imports neither torch nor the rest of the harness: a worker makes its store before its first
-cell has entered its tier (harness.run.worker_mode).
+cell has entered its tier (harness.run.isolation.worker_mode).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class FreshRun:
-    """What a fresh Python did (CellContext.fresh_python): made by the run (harness.run.fresh_python) or a reproducer."""
+    """What a fresh Python did (CellContext.fresh_python): made by the run (harness.run.startup.fresh_python) or a reproducer."""
 
     returncode: int  # negative: the signal that ended it
     output: str  # its stdout and stderr

@@ -1,7 +1,7 @@
 """Kernels registered over operators that already exist (an aten operator's CUDA kernel replaced, as FlagGems'
 `flag_gems.enable()` does): which registrations change what a later call of an existing operator computes.
 
-Two places ask it: the worker's global-state guard, after each cell (harness.run.global_state), and the loading of
+Two places ask it: the worker's global-state guard, after each cell (harness.run.isolation.global_state), and the loading of
 a plug-in (harness.domain.registry), because a plug-in that replaces aten's kernels at import makes the `native`
 control run the plug-in's kernels instead of PyTorch's own, so every `env` verdict would judge against the wrong
 control, silently.

@@ -151,5 +151,5 @@ def load_specs_once(sources: list[str] | None = None) -> dict[str, KernelSpec]:
 @functools.cache
 def _specs_of(sources: tuple[str, ...]) -> dict[str, KernelSpec]:
     """Kept by `functools.cache`, not in a module-level dict: the worker's guard compares the harness's own module
-    containers before and after each cell (harness.run.global_state), and this one fills by design."""
+    containers before and after each cell (harness.run.isolation.global_state), and this one fills by design."""
     return load_specs(list(sources))

@@ -22,7 +22,7 @@ from harness.perf import timing
 from harness.perf.sizes import bytes_moved, flop_count
 from harness.perf.stats import StopRule
 from harness.run.environment import enter_tier
-from harness.run.zygote_warmup import warm_cpu_isa
+from harness.run.startup import warm_cpu_isa
 
 
 def _prepare(mode: str, context: Any, size: int) -> tuple[Any, tuple[Any, ...], Any, float]:

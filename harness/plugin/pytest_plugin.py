@@ -36,8 +36,8 @@ from harness.run.plan import command_line
 from harness.run.repeat import run_repeated
 from harness.run.selection import Cell
 from harness.run.shard import longest_groups_first
+from harness.run.startup import read_warmup
 from harness.run.verdict import evidence_line, mark_env
-from harness.run.zygote_client import read_warmup
 from harness.time_left import TimeLeft
 from harness.vocab import CONTROL_STYLE, PIPELINES
 
@@ -51,7 +51,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a live count instead of pytest's per-test output (what `harness run` asks)")
     group.addoption("--matrix-zygote-ahead", metavar="DIR", default=None,
                     help="the folder of a zygote this process started before pytest (what `harness run` does: "
-                         "harness.run.zygote_ahead); the run forks its workers from it")
+                         "harness.run.startup.zygote_ahead); the run forks its workers from it")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -132,7 +132,7 @@ def run_cell(state: MatrixState, cell: Cell) -> CellResult:
     result = run_repeated(lambda: run_isolated(request, state.timeout_s, state.isolation), state.repeat)
     if state.gpu is not None:  # the GPU this worker was pinned to (harness.plugin.xdist_hooks)
         result.detail["gpu"] = state.gpu
-    if state.worker_started_by is not None:  # how this xdist worker started (harness.run.zygote_python)
+    if state.worker_started_by is not None:  # how this xdist worker started (harness.run.startup.zygote_python)
         result.detail["worker_start"] = state.worker_started_by
     result.detail["cpu_threads"] = _cpu_threads()  # what the run's share of the cores came to in torch here
     if cell.style == CONTROL_STYLE:
@@ -249,7 +249,7 @@ class ResultsRecorder:
 
     def _zygote_warmup(self) -> dict[str, float | None]:
         """The zygote's warm-up where the workers are forked from it: how long it took, serial time before the first
-        worker starts, and when it ended (`harness run` starts it before the run's start: harness.run.zygote_ahead).
+        worker starts, and when it ended (`harness run` starts it before the run's start: harness.run.startup.zygote_ahead).
 
         Elsewhere a zygote starts when a cell first asks for it, while other cells run, so it is not recorded."""
         directory = made_loader_dir(self.config)

@@ -24,8 +24,7 @@ from harness.run.repeat import RepeatError, parse_repeat
 from harness.run.resume import ResumeError, check_resumable, repair_torn_tail
 from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
 from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
-from harness.run.zygote_client import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, make_loader_dir, stop
-from harness.run.zygote_python import STARTED_VARIABLE
+from harness.run.startup import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, STARTED_VARIABLE, make_loader_dir, stop
 from harness.vocab import CONTROL_STYLE
 
 RESULT_PROPERTY = "matrix_cell"
@@ -153,9 +152,9 @@ def _published_durations(tier: str) -> dict[str, float] | None:
 
 
 def loader_dir(config: pytest.Config) -> Path:
-    """This run's loader-zygote folder, made once by the process that owns the run (harness.run.loader_zygote)."""
+    """This run's loader-zygote folder, made once by the process that owns the run (harness.run.startup.loader_zygote)."""
     if _loader_key not in config.stash:
-        ahead = getattr(config.option, "matrix_zygote_ahead", None)  # started by `harness run` (harness.run.zygote_ahead)
+        ahead = getattr(config.option, "matrix_zygote_ahead", None)  # started by `harness run` (harness.run.startup.zygote_ahead)
         config.stash[_loader_key] = Path(ahead) if ahead else make_loader_dir()
     return config.stash[_loader_key]
 

@@ -36,20 +36,19 @@ from harness.plugin.state import (
     stop_loader,
 )
 from harness.plugin.xdist_scheduler import dead_worker_exit_code, restart_safe_loadgroup
-from harness.run import worker_mode
 from harness.run.caches import run_caches, start_run_caches
 from harness.run.cell import CellRequest
 from harness.run.environment import query_gpus, resolve_tier, share_cores
 from harness.run.gpus import GpuPins, visible_gpus
+from harness.run.isolation import worker_mode
 from harness.run.options import DEFAULT_ISOLATION
 from harness.run.run_end import RunEnd
 from harness.run.run_folders import mark_owner, remove_dead_runs_folders
+from harness.run.startup import STARTED_VARIABLE, WORKER_STAND_IN, ZygoteUnavailable, ensure_started
 from harness.run.verdict import evidence_line, mark_env
-from harness.run.zygote_client import ZygoteUnavailable, ensure_started
-from harness.run.zygote_python import STARTED_VARIABLE
 from harness.vocab import CONTROL_STYLE, split_cell_id
 
-ZYGOTE_PYTHON = str(Path(__file__).resolve().parent.parent / "run" / "zygote_python.py")  # the stand-in for a worker's Python
+ZYGOTE_PYTHON = WORKER_STAND_IN  # the stand-in for a worker's Python
 MAX_WORKER_RESTARTS = "100000"  # worker mode replaces a worker after every crash, timeout or CUDA error
 _pins_key = pytest.StashKey[GpuPins]()
 _root_key = pytest.StashKey[Path]()
@@ -93,7 +92,7 @@ def pytest_configure(config: pytest.Config) -> None:
         print("triton-compat-matrix: no -n given, so each cell runs in a new Python (--matrix-isolation process); "
               "add -n auto for the faster default", file=sys.stderr)
     # Before any worker starts: a new Python reads it as it loads torch; a process the zygote forks sizes torch's
-    # threads from it (harness.run.zygote_children.take_environment), the zygote may have started before.
+    # threads from it (harness.run.startup.zygote_children.take_environment), the zygote may have started before.
     share_cores(_worker_count(config))
     # How workers start (recorded in the header): forked from the run's zygote in worker isolation, which never
     # imported a plug-in nor touched CUDA; xdist's own new Pythons in process isolation, where they only wait.
@@ -133,9 +132,9 @@ def _worker_count(config: pytest.Config) -> int:
 def _start_workers_from_zygote(config: pytest.Config) -> None:
     """--matrix-worker-start zygote: every xdist worker (a replacement included) is forked from the run's zygote.
 
-    xdist starts a worker as `PYTHON -u -c CODE`; PYTHON becomes harness.run.zygote_python, which has the zygote
+    xdist starts a worker as `PYTHON -u -c CODE`; PYTHON becomes harness.run.startup.zygote_python, which has the zygote
     fork it. The zygote starts now, so that its warm-up overlaps the controller's collection, unless `harness run`
-    started it before it loaded the kernels (harness.run.zygote_ahead): then it is found alive and adopted."""
+    started it before it loaded the kernels (harness.run.startup.zygote_ahead): then it is found alive and adopted."""
     directory = loader_dir(config)
     try:
         ensure_started(directory, os.getpid(), _run_tier(config))

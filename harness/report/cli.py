@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from harness.atomic import write_text_atomic
@@ -177,13 +178,23 @@ def library_page(args: argparse.Namespace) -> int:
 
 
 def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
-    """Register report, docs, diff, baseline, merge, history and timings; each sets `handler` on its namespace."""
+    """Register report, docs, diff, baseline, merge, settle, flakes, history, library-page and timings, in that order;
+    each sets `handler` on its namespace."""
+    _add_rendering(subparsers)
+    _add_comparisons(subparsers)
+    _add_joins(subparsers)
+    _add_summaries(subparsers)
 
-    def add(name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
-        parser = subparsers.add_parser(name, help=help, description=help)
-        parser.set_defaults(handler=_guarded(handler))
-        return parser
 
+def _subcommand(subparsers: argparse._SubParsersAction, name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(name, help=help, description=help)
+    parser.set_defaults(handler=_guarded(handler))
+    return parser
+
+
+def _add_rendering(subparsers: argparse._SubParsersAction) -> None:
+    """The commands that render one results file as a document: `report` and `docs`."""
+    add = partial(_subcommand, subparsers)
     parser = add("report", report, "Render a results file as the Markdown report.")
     parser.add_argument("results")
     parser.add_argument("-o", "--output", help="write here (atomically) instead of stdout")
@@ -196,6 +207,10 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
                         help="results file to render (default: the committed GPU results)")
     parser.add_argument("--check", action="store_true", help="change nothing; print a diff and exit 1 when stale")
 
+
+def _add_comparisons(subparsers: argparse._SubParsersAction) -> None:
+    """The commands that compare a results file with another or with its baseline: `diff` and `baseline`."""
+    add = partial(_subcommand, subparsers)
     parser = add("diff", diff, "Compare two results files; exit 1 on any regression.")
     parser.add_argument("old")
     parser.add_argument("new")
@@ -206,6 +221,10 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("results")
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIRECTORY)
 
+
+def _add_joins(subparsers: argparse._SubParsersAction) -> None:
+    """The commands that join several results files into one, or into their flake history: `merge`, `settle`, `flakes`."""
+    add = partial(_subcommand, subparsers)
     parser = add("merge", merge, "Join the shards of one run into one results file.")
     parser.add_argument("shards", nargs="+")
     parser.add_argument("-o", "--output", required=True)
@@ -224,6 +243,10 @@ def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("results", nargs="+")
     parser.add_argument("-o", "--output")
 
+
+def _add_summaries(subparsers: argparse._SubParsersAction) -> None:
+    """The commands that summarise results files: `history`, `library-page` and `timings`."""
+    add = partial(_subcommand, subparsers)
     parser = add("history", history, "Tabulate capabilities across torch/triton versions.")
     parser.add_argument("results", nargs="+")
     parser.add_argument("-o", "--output")

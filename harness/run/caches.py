@@ -64,7 +64,7 @@ ISA_PROBES = "isa-probes"  # beside the runs' folders, kept from run to run: one
 
 
 def isa_probes_folder(torch_version: str) -> Path:
-    """Where Inductor's CPU ISA probe outputs are kept between runs (harness.run.zygote_warmup).
+    """Where Inductor's CPU ISA probe outputs are kept between runs (harness.run.startup.zygote_warmup).
 
     Each output is a small C++ library that one candidate ISA's flags built, named by torch from its code, its
     flags and the compiler's version: what this machine's CPU and compiler can build, nothing a cell compiled.

@@ -63,18 +63,13 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
                  stage_marker: Callable[[str], None] | None = None, artifacts: ArtifactStore | None = None) -> CellResult:
     """Never raises for what the cell did: every exception becomes an outcome with its stage and evidence.
 
-    `fresh_python` (harness.run.fresh_python.run_fresh_python, given by the caller) makes the fresh Python a
+    `fresh_python` (harness.run.startup.fresh_python.run_fresh_python, given by the caller) makes the fresh Python a
     pipeline may ask for; this module does not import it, so that the zygote and the isolation modules that
     import this one are not imported back. `artifacts` is the worker's store of packages and saved programs
     (harness.domain.artifact_store), given only where cells share a process; a cell with a cold cache or with
     `share_artifacts` off builds its own."""
-    if request.cold_cache:  # before anything compiles; the caller's environment is restored after the cell
-        for variable, name in CACHE_VARIABLES:
-            os.environ[variable] = str(workdir / "cold-cache" / name)
-    enter_tier(request.tier)
+    _enter_cell(request, workdir)
     import torch
-
-    disable_graph_caches()  # before anything compiles: no graph cache entry of an earlier cell is reused
 
     from harness.domain.cell_outcome import failure_verdict  # deferred: imports torch, after enter_tier
     from harness.domain.pipelines import RUNNERS, artifact_fetcher  # deferred: imports torch, after enter_tier
@@ -119,6 +114,25 @@ def execute_cell(request: CellRequest, workdir: Path, fresh_python: Callable[...
     except Exception as exc:  # a harness or spec bug outside any stage: still evidence, never a crash
         result = result_for(request, "fail", stage="build", error_type=error_type(exc), error=most_specific_line(exc),
                             traceback=full_traceback(exc))
+    return _with_provenance(result, spec, context, started, stage_seconds, judged)
+
+
+def _enter_cell(request: CellRequest, workdir: Path) -> None:
+    """This process made ready for the cell, before anything compiles: its compile caches (empty ones for a cold-cache
+    cell; the caller's environment is restored after the cell), its tier, then torch without the graph caches."""
+    if request.cold_cache:
+        for variable, name in CACHE_VARIABLES:
+            os.environ[variable] = str(workdir / "cold-cache" / name)
+    enter_tier(request.tier)
+    import torch  # noqa: F401  (imported after enter_tier, as the cell's first import of it)
+
+    disable_graph_caches()  # no graph cache entry of an earlier cell is reused
+
+
+def _with_provenance(result: CellResult, spec: Any, context: Any, started: float, stage_seconds: dict[str, float],
+                     judged: dict[str, str]) -> CellResult:
+    """`result` with where its error and its time came from: the error line located in the user's code, the duration,
+    the seconds per stage, the cell whose artifact it reused, the tolerance rule that judged each value."""
     if spec is not None and result.error:  # a location in the error line names the user's code, not the harness's
         result.error = in_user_code(result.error, spec)
     result.duration_s = round(time.perf_counter() - started, 3)

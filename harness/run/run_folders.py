@@ -13,7 +13,7 @@ process that may still be running:
   the zygote removes its folder itself once it sees its run gone.
 
 A module of its own that imports nothing of the harness but the atomic write, so that the zygote's side
-(harness.run.loader_zygote) and the plugin's can both use it.
+(harness.run.startup.loader_zygote) and the plugin's can both use it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from harness.atomic import write_text_atomic
 OWNER_FILE = "owner.json"
 PREFIXES = ("tcm-loader-", "tcm-workers-")
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
-ZYGOTE_PID_FILE = "zygote.pid"  # harness.run.zygote_client.PID_FILE (that module imports this one)
+ZYGOTE_PID_FILE = "zygote.pid"  # harness.run.startup.zygote_client.PID_FILE (that module imports this one)
 
 
 def _read(path: str | Path) -> str | None:
@@ -108,7 +108,7 @@ def zygote_alive(folder: Path) -> bool:
 
 def user_run_folders(parents: Iterable[Path] | None = None) -> Iterator[Path]:
     """This user's run folders in `parents`: by default the temporary folder, and /tmp, where a zygote's folder goes
-    when the temporary folder's path is too long for its socket (harness.run.zygote_client.make_loader_dir)."""
+    when the temporary folder's path is too long for its socket (harness.run.startup.zygote_client.make_loader_dir)."""
     for parent in dict.fromkeys(parents or (Path(tempfile.gettempdir()), Path("/tmp"))):
         for prefix in PREFIXES:
             for folder in sorted(parent.glob(f"{prefix}*")):

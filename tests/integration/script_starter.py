@@ -31,7 +31,7 @@ from typing import NoReturn
 import torch  # noqa: F401  (the import every script shares: the reason this process exists)
 
 _AFTER_TORCH = frozenset(sys.modules)
-# The harness's zygote's imports (harness.run.warm_imports.WARM_IMPORTS, and the AOTInductor package module its loaders
+# The harness's zygote's imports (harness.run.startup.warm_imports.WARM_IMPORTS, and the AOTInductor package module its loaders
 # use); tests/unit/test_script_starter.py holds this list to them.
 WARM_IMPORTS = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.package")
 for _name in WARM_IMPORTS:

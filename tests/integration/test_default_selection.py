@@ -65,7 +65,7 @@ def test_the_control_is_healthy_wherever_it_runs(run):
 
 def test_no_worker_is_retired(run):
     """No kernel of the catalogue changes a worker's global state: a retirement here is the guard's false alarm
-    (harness.run.global_state), which costs a new worker and shows in no outcome."""
+    (harness.run.isolation.global_state), which costs a new worker and shows in no outcome."""
     _, output = run
     retired = {c.id: c.detail["worker_retired"] for c in read_results(output).cells if "worker_retired" in c.detail}
     assert retired == {}

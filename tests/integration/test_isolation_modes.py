@@ -21,10 +21,9 @@ from harness_commands import harness_command
 
 from harness.plugin.state import cell_id_of
 from harness.results import read_results
-from harness.run import worker_mode
 from harness.run.cell import CellRequest
-from harness.run.isolation import run_inline, run_isolated
-from harness.run.warm_imports import warm_imports
+from harness.run.isolation import run_inline, run_isolated, worker_mode
+from harness.run.startup.warm_imports import warm_imports
 
 REPO = Path(__file__).resolve().parents[2]
 WORKER_KERNELS = Path(__file__).parent / "faults" / "worker_kernels.py"

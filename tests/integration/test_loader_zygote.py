@@ -1,4 +1,4 @@
-"""The loader zygote (harness.run.loader_zygote): one warm process per run forks each aoti_fresh_process loader.
+"""The loader zygote (harness.run.startup.loader_zygote): one warm process per run forks each aoti_fresh_process loader.
 
 What must hold for it to replace a new Python per load: every request gets its own process and an
 answer with its exit status (a signal as a negative code, a hang killed at its limit), the loader
@@ -23,9 +23,9 @@ from zygote_helpers import assert_no_zygote_left, cells_of, seed_kept_isa_probes
 
 import kernels  # noqa: F401  (the caller has imported the kernels; the loader must not see them)
 from harness.domain.pipelines.aoti_loader import read_report
-from harness.run import ready_loaders, zygote_client
 from harness.run.environment import resolve_tier
 from harness.run.run_folders import process_alive
+from harness.run.startup import ready_loaders, zygote_client
 
 TIER = resolve_tier("auto")
 AOTI_LOADER = "harness.domain.pipelines.aoti_loader"
@@ -114,7 +114,7 @@ def test_a_zygote_that_cannot_start_is_one_clear_error(tmp_path):
 
 def _zygote_processes(directory: Path) -> list[str]:
     """The zygote of `directory` and every child of its still alive (forked children keep the zygote's command line)."""
-    found = subprocess.run(["pgrep", "-f", f"harness.run.loader_zygote {directory}"], capture_output=True, text=True)
+    found = subprocess.run(["pgrep", "-f", f"harness.run.startup.loader_zygote {directory}"], capture_output=True, text=True)
     return found.stdout.split()
 
 
@@ -219,7 +219,7 @@ def test_a_test_run_that_runs_no_matrix_cell_is_pointed_at_no_zygote():
 
 WARM_UP_CHECK = """
 import json, sys, threading
-from harness.run import zygote_warmup
+from harness.run.startup import zygote_warmup
 zygote_warmup.warm_up(sys.argv[1])
 from torch._inductor.cpu_vec_isa import pick_vec_isa, valid_vec_isa_list
 print(json.dumps({"picked": str(pick_vec_isa()), "valid": [str(isa) for isa in valid_vec_isa_list()],

@@ -1,4 +1,4 @@
-"""Workers forked from the run's zygote (`--worker-start zygote`, harness.run.zygote_python).
+"""Workers forked from the run's zygote (`--worker-start zygote`, harness.run.startup.zygote_python).
 
 What must hold for a forked worker to stand in for xdist's own new Python: the code runs with the
 caller's stdin, stdout, stderr, environment and folder; the caller leaves with the worker's exit status
@@ -28,10 +28,10 @@ from zygote_helpers import (
     table_rows,
 )
 
-from harness.run import zygote_client, zygote_python
 from harness.run.caches import CACHE_VARIABLES, ISA_PROBES
 from harness.run.environment import resolve_tier, usable_cpu_count
 from harness.run.run_folders import process_alive
+from harness.run.startup import zygote_client, zygote_python
 
 TIER = resolve_tier("auto")
 REPO = Path(__file__).resolve().parents[2]

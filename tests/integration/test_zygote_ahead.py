@@ -1,4 +1,4 @@
-"""`harness run` starts its zygote before it loads the kernels (harness.run.zygote_ahead), and the run adopts it.
+"""`harness run` starts its zygote before it loads the kernels (harness.run.startup.zygote_ahead), and the run adopts it.
 
 The kernels' plug-in below looks, as the controller imports it, for a zygote that this very process owns: one must
 be warming up already. A run that stops before pytest (a spec whose make_inputs raises) leaves neither its zygote,
@@ -36,8 +36,8 @@ def _zygotes_owned_by(pid):
             arguments = (entry / "cmdline").read_bytes().decode(errors="replace").split("\\0")
         except OSError:
             continue
-        if "harness.run.loader_zygote" in arguments:
-            after = arguments[arguments.index("harness.run.loader_zygote") + 1:]
+        if "harness.run.startup.loader_zygote" in arguments:
+            after = arguments[arguments.index("harness.run.startup.loader_zygote") + 1:]
             if len(after) >= 2 and after[1] == str(pid):
                 found.append(after[0])
     return found

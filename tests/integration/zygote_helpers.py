@@ -23,7 +23,7 @@ def cells_of(path: Path) -> dict[str, dict]:
 def assert_no_zygote_left(own_tmp: Path) -> None:
     """The runs made under TMPDIR=own_tmp left neither their zygote's folder nor the zygote itself."""
     assert not list(own_tmp.glob("tcm-loader-*")), "the run left its zygote's folder behind"
-    leftover = subprocess.run(["pgrep", "-f", f"harness.run.loader_zygote {own_tmp}"], capture_output=True, text=True)
+    leftover = subprocess.run(["pgrep", "-f", f"harness.run.startup.loader_zygote {own_tmp}"], capture_output=True, text=True)
     assert leftover.stdout == "", "the run left its zygote running"
 
 

@@ -1,4 +1,4 @@
-"""The header a run's zygote builds ahead (harness.run.aoti_header) is the one a real AOTInductor build uses."""
+"""The header a run's zygote builds ahead (harness.run.startup.aoti_header) is the one a real AOTInductor build uses."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ SCRIPT = """
 import json, sys
 import torch
 from torch._inductor import codecache
-from harness.run.aoti_header import build_header
+from harness.run.startup.aoti_header import build_header
 
 ahead = build_header("cpu")
 used = []

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.run import bytecode_ahead
-from harness.run.bytecode_ahead import (
+from harness.run.startup import bytecode_ahead
+from harness.run.startup.bytecode_ahead import (
     BUSY_CORES,
     MIN_SPARE_CORES,
     package_folders,

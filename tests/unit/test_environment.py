@@ -75,8 +75,8 @@ def test_a_fresh_process_gets_one_cuda_work_queue_on_the_gpu_tier_unless_the_use
 
 @pytest.mark.parametrize(("tier", "queues"), [("gpu", "1"), ("cpu", "unset")])
 def test_the_fresh_python_a_cell_starts_gets_that_environment(monkeypatch, tmp_path, tier, queues):
-    from harness.run.fresh_python import run_fresh_python
-    from harness.run.zygote_client import LOADER_DIR_VARIABLE
+    from harness.run.startup.fresh_python import run_fresh_python
+    from harness.run.startup.zygote_client import LOADER_DIR_VARIABLE
 
     (tmp_path / "print_queues.py").write_text(
         "import os\nprint(os.environ.get('CUDA_DEVICE_MAX_CONNECTIONS', 'unset'))\n")
@@ -88,7 +88,7 @@ def test_the_fresh_python_a_cell_starts_gets_that_environment(monkeypatch, tmp_p
 
 
 def test_the_tier_is_told_without_importing_torch():
-    """`harness run` asks it before its zygote starts, ahead of the kernels (harness.run.zygote_ahead)."""
+    """`harness run` asks it before its zygote starts, ahead of the kernels (harness.run.startup.zygote_ahead)."""
     code = ("import sys; from harness.run.environment import resolve_tier, torch_cuda_version; "
             "found = (torch_cuda_version(), resolve_tier('auto')); imported = 'torch' in sys.modules; "
             "import torch; print(found == (torch.version.cuda, resolve_tier('auto')), imported)")

@@ -1,5 +1,5 @@
 """The worker's guard between cells: torch's configs set back after a cell, and which torch.library entries it
-watches (harness.run.global_state, harness.domain.operator_overrides)."""
+watches (harness.run.isolation.global_state, harness.domain.operator_overrides)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.domain.operator_overrides import OWN_NAMESPACES, namespace, registrations
-from harness.run.global_state import restore_configs, save_configs
+from harness.run.isolation.global_state import restore_configs, save_configs
 
 
 def _record_loads(monkeypatch) -> list[tuple[str, object]]:
@@ -61,7 +61,7 @@ def test_a_config_whose_values_cannot_be_compared_is_loaded_whole(monkeypatch):
 
     import pickle
 
-    from harness.run import global_state
+    from harness.run.isolation import global_state
 
     saved = pickle.dumps({"key": 1})
     assert global_state._changed_keys(saved, pickle.dumps({"key": 2})) == {"key": 1}
@@ -88,7 +88,7 @@ def test_the_guard_sees_a_harness_container_change_and_not_the_harness_s_own_mem
     """A worker retires after a cell that changed global state; were the harness's own memos (the specs loaded once,
     the list of its modules) seen as changes, every cell would pay for a new worker and no outcome would show it."""
     from harness.domain.registry import load_specs_once
-    from harness.run import global_state
+    from harness.run.isolation import global_state
 
     probe = ModuleType("harness._guard_probe")
     probe.TABLE = {"a": 1}

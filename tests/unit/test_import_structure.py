@@ -172,3 +172,25 @@ def test_the_guard_sees_a_deferred_import(tmp_path):
     path = HARNESS / "run" / "caches.py"  # a real module, parsed as the test parses all of them
     assert all(function is None for _, function, _ in harness_imports(path))
     assert any(function == "execute_cell" for _, function, _ in harness_imports(HARNESS / "run" / "cell.py"))
+
+
+MOST_RUN_MODULES = 22  # harness/run/*.py, __init__.py included: a mechanism of several modules gets a package of its own
+
+
+def test_the_run_keeps_few_top_level_modules():
+    flat = sorted(path.name for path in (HARNESS / "run").glob("*.py"))
+    assert len(flat) <= MOST_RUN_MODULES, (
+        f"harness/run/ has {len(flat)} top-level modules (at most {MOST_RUN_MODULES}): group those of one mechanism "
+        f"in a package with one face, as harness/run/startup/ and harness/run/isolation/ are: {flat}")
+
+
+@pytest.mark.parametrize("package", ["harness.run.startup", "harness.run.isolation"])
+def test_a_run_package_is_entered_through_its_face(package):
+    """The rest of the harness imports a run package's __init__ (its face), never a module in it (import-linter's
+    `protected` contracts say the same; this says it without running lint-imports). The isolation's `worker_mode` is
+    part of its face: the xdist hooks drive a worker through it."""
+    face = {f"{package}.worker_mode"} if package == "harness.run.isolation" else set()
+    reaching_in = sorted(f"{name} -> {target}" for name, targets in import_graph().items()
+                         if not (name == package or name.startswith(package + "."))
+                         for target in targets if target.startswith(package + ".") and target not in face)
+    assert not reaching_in, f"imports of {package}'s own modules from outside it: {reaching_in}"

@@ -1,4 +1,4 @@
-"""The zygote's loaders forked ahead (harness.run.ready_loaders.ReadyLoaders): which one a request goes to, and a
+"""The zygote's loaders forked ahead (harness.run.startup.ready_loaders.ReadyLoaders): which one a request goes to, and a
 loader handed its request while it was still making its CUDA context runs it. No process is forked here: the
 entries are socket pairs standing in for loaders, and `ready_child` runs in this process with the loader stubbed."""
 
@@ -8,8 +8,8 @@ import json
 import socket
 import threading
 
-from harness.run import ready_loaders
-from harness.run.ready_loaders import READY_SIGNAL, Ahead, ReadyLoaders, cuda_environment
+from harness.run.startup import ready_loaders
+from harness.run.startup.ready_loaders import READY_SIGNAL, Ahead, ReadyLoaders, cuda_environment
 
 ENV = {"CUDA_VISIBLE_DEVICES": "0", "HOME": "/root"}
 

@@ -63,7 +63,7 @@ def test_a_mark_names_this_process_and_a_torn_one_is_left_alone(tmp_path):
 
 
 def test_the_loader_zygotes_folder_is_marked_by_the_process_that_made_it():
-    from harness.run import zygote_client
+    from harness.run.startup import zygote_client
 
     directory = zygote_client.make_loader_dir()
     try:

@@ -5,7 +5,7 @@ adds to its warm-up cannot be left out of the scripts' (test_repro.py holds each
 import ast
 from pathlib import Path
 
-from harness.run.warm_imports import WARM_IMPORTS
+from harness.run.startup.warm_imports import WARM_IMPORTS
 
 STARTER = Path(__file__).resolve().parents[1] / "integration" / "script_starter.py"
 

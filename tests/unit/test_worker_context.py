@@ -1,5 +1,5 @@
 """A worker-mode worker makes its CUDA context in a thread from its configure on, and its first cell starts only once
-that is done (harness.run.worker_mode): every cell starts with the context made; what the worker holds by then is
+that is done (harness.run.isolation.worker_mode): every cell starts with the context made; what the worker holds by then is
 frozen out of the garbage collector's sight once. The context and the freeze are stood in for here."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ import threading
 import time
 from types import SimpleNamespace
 
-from harness.run import gpu_memory, worker_mode
+from harness.run import gpu_memory
 from harness.run.cell import CellRequest, result_for
+from harness.run.isolation import worker_mode
 
 
 def test_the_first_cell_starts_once_the_context_is_made_and_later_cells_do_not_wait(monkeypatch, tmp_path):

@@ -13,7 +13,7 @@ from harness_commands import harness_command
 from zygote_maker import CELL_MODULE, ZYGOTE_MODULE, refusal, thread_count
 
 from harness.results import read_results
-from harness.run.python_command import CELL_PYTHON_VARIABLE, ZYGOTE_PYTHON_VARIABLE
+from harness.run.startup.command_lines import CELL_PYTHON_VARIABLE, ZYGOTE_PYTHON_VARIABLE
 
 LINEAGE = Path(__file__).resolve().parents[1] / "integration" / "plugins" / "zygote_lineage_kernels.py"
 OWN = {"PATH": "/usr/bin", "OMP_NUM_THREADS": "2", "TMPDIR": "/tmp/a", "TCM_RUN_CACHES": "/tmp/r1",
@@ -55,7 +55,7 @@ def test_a_zygote_asked_with_another_thread_count_is_forked_to_set_it():
     (_request({k: v for k, v in OWN.items() if k != "PATH"}), None, "the environment differs in PATH"),
     (_request(OWN, tier="gpu"), "cpu", "warmed up for the cpu tier, asked for gpu"),
     (_request(OWN, module="harness.cli"), None,
-     "not `-m harness.run.loader_zygote DIR OWNER TIER` nor `-m harness.run.cell_worker WORKDIR`"),
+     "not `-m harness.run.startup.loader_zygote DIR OWNER TIER` nor `-m harness.run.isolation.cell_worker WORKDIR`"),
 ])
 def test_a_zygote_is_refused_where_a_new_python_would_differ(request_, warmed_for, why):
     assert why in refusal(request_, OWN, warmed_for)
@@ -68,14 +68,14 @@ def test_a_cell_is_forked_or_refused_by_the_tier_its_request_names(tmp_path):
     assert refusal(_cell_request(tmp_path / "c", {**OWN, "OMP_NUM_THREADS": "1"}), OWN, None) is None
     assert "differs in OMP_NUM_THREADS" in refusal(_cell_request(tmp_path / "d", {**OWN, "OMP_NUM_THREADS": "x"}), OWN, None)
     missing = {"env": OWN, "cwd": str(tmp_path), "python_args": ["-m", CELL_MODULE, "nowhere"]}
-    assert "nor `-m harness.run.cell_worker WORKDIR` (its request.json read)" in refusal(missing, OWN, None)
+    assert "nor `-m harness.run.isolation.cell_worker WORKDIR` (its request.json read)" in refusal(missing, OWN, None)
 
 
 # What the lineage plug-in's failing cell says in each way a run's processes start, per isolation.
 STARTED = {("worker", "forked"): "in a process the suite's zygote maker forked",
-           ("worker", "new"): "in a Python the harness started: -m harness.run.loader_zygote",
+           ("worker", "new"): "in a Python the harness started: -m harness.run.startup.loader_zygote",
            ("process", "forked"): "in a process the suite's zygote maker forked",
-           ("process", "new"): "in a Python the harness started: -m harness.run.cell_worker"}
+           ("process", "new"): "in a Python the harness started: -m harness.run.isolation.cell_worker"}
 
 
 @pytest.mark.slow

@@ -44,7 +44,7 @@ class CellContext:
     stage_seconds: dict[str, float] = field(default_factory=dict)  # time spent in each stage, for `detail.stage_s`
     stage_depth: int = 0  # how many timed stages are open; only the outermost one is timed
     # Runs `python -m MODULE ARGV` in a process that never imported the kernel's module: (module, argv, log,
-    # timeout_s) -> a record with returncode, output and how; given by the run layer (harness.run.fresh_python).
+    # timeout_s) -> a record with returncode, output and how; given by the run layer (harness.run.startup.fresh_python).
     fresh_python: Callable[[str, list[str], Path, float], Any] | None = None
     judged: dict[str, str] = field(default_factory=dict)  # checked value -> the tolerance rule that judged it
     # (kind, program, args, build) -> the path of the worker's artifact built from the same program, else build()'s;

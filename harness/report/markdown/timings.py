@@ -140,7 +140,7 @@ def _before_first_cell(first: float, header: dict) -> str:
     warmup, ready_at = header.get("zygote_warmup_s"), header.get("zygote_ready_at")
     parts = "the controller, starting the workers, each worker's collection"
     if isinstance(warmup, (int, float)) and isinstance(ready_at, (int, float)) and ready_at - warmup < started:
-        # `harness run` started the zygote before the run's start (harness.run.zygote_ahead)
+        # `harness run` started the zygote before the run's start (harness.run.startup.zygote_ahead)
         waited = min(max(0.0, ready_at - started), first - started)
         of_which = (f", {waited:.1f} s of it waiting for the zygote's warm-up ({warmup:.1f} s, begun "
                     f"{started - (ready_at - warmup):.1f} s before the run; the rest: {parts})")

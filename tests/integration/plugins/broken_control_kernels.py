@@ -2,7 +2,7 @@
 
 Its reference refuses to be exported (non-strict export runs it for real, so the refusal is the control's error),
 and names how its process started: `python -m` puts the module it runs in `sys.argv[0]`, a new Python's
-(`harness.run.cell_worker`) or the zygote's, which a child forked from it keeps (the suite's zygotes are themselves
+(`harness.run.isolation.cell_worker`) or the zygote's, which a child forked from it keeps (the suite's zygotes are themselves
 forked, tests/zygote_maker.py, and set `sys.argv` as `-m` does, so their command line would not tell).
 tests/integration/test_isolation_modes.py asks only `raw`, so the control that judges raw's failure is not in the
 selection and runs apart (harness.plugin.pytest_plugin.judge_by_control).
@@ -21,9 +21,9 @@ REFUSAL = "this control refuses export"
 
 def _how_started() -> str:
     started_as = Path(sys.argv[0]).as_posix()
-    if started_as.endswith("harness/run/cell_worker.py"):
+    if started_as.endswith("harness/run/isolation/cell_worker.py"):
         return "a new Python"
-    if started_as.endswith("harness/run/loader_zygote.py"):
+    if started_as.endswith("harness/run/startup/loader_zygote.py"):
         return "a child forked from the run's zygote"
     return "elsewhere"
 

@@ -3,8 +3,8 @@
 `zygote_lineage` is the built-in `add` whose launch raises `RuntimeError("in a process the suite's zygote maker
 forked")` when the process came from the suite's zygote maker (tests/zygote_maker.py: its Python was started as
 tests/command_starter.py), and `RuntimeError("in a Python the harness started: -m MODULE")` otherwise: a worker forked
-from a zygote the harness started as a new Python (`-m harness.run.loader_zygote`), or a cell's own new Python in
-process isolation (`-m harness.run.cell_worker`). A forked process keeps the `sys.orig_argv` of the Python it was
+from a zygote the harness started as a new Python (`-m harness.run.startup.loader_zygote`), or a cell's own new Python in
+process isolation (`-m harness.run.isolation.cell_worker`). A forked process keeps the `sys.orig_argv` of the Python it was
 forked from. The line ends with the process's intra-op thread count (`; N threads`). Its control (`native`) passes.
 tests/unit/test_zygote_maker.py reads the line.
 """

@@ -2,7 +2,7 @@
 
 Two of the processes a run starts are new Pythons that a user may want started another way (under a wrapper, or
 forked from a process that already imported torch, as the harness's own test suite does: tests/zygote_launcher.py):
-a run's zygote (ZYGOTE_PYTHON_VARIABLE, harness.run.loader_zygote) and a cell's process in process isolation
+a run's zygote (ZYGOTE_PYTHON_VARIABLE, harness.run.startup.loader_zygote) and a cell's process in process isolation
 (CELL_PYTHON_VARIABLE, harness.run.isolation). The command line is split as a shell would split it and stands where
 `python` would; the arguments after it are the harness's.
 """

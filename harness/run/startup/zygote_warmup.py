@@ -1,4 +1,4 @@
-"""The run's zygote's warm-up (harness.run.loader_zygote): what every fresh loader and worker would do first, done
+"""The run's zygote's warm-up (harness.run.startup.loader_zygote): what every fresh loader and worker would do first, done
 once before the zygote forks any of them.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 from harness.atomic import write_text_atomic
 from harness.run.caches import isa_probes_folder, keep_isa_probes, probe_outputs, seed_isa_probes
 from harness.run.environment import enter_tier
-from harness.run.warm_imports import warm_imports
-from harness.run.zygote_client import WARMUP_FILE
+from harness.run.startup.warm_imports import warm_imports
+from harness.run.startup.zygote_client import WARMUP_FILE
 
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
 

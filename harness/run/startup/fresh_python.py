@@ -3,7 +3,7 @@
 Pipelines that ask "does this run in a process that never imported the kernel's module?" (aoti_fresh_process)
 get this as `CellContext.fresh_python`, so the domain never knows how processes are made. The zygote imported
 torch and Inductor and ran Inductor's CPU ISA probe once, and never imported a kernel module or touched CUDA
-(harness.run.loader_zygote); a new Python pays all of that again (about 27 s per AOTI load on the H100). On the GPU
+(harness.run.startup.loader_zygote); a new Python pays all of that again (about 27 s per AOTI load on the H100). On the GPU
 tier the loader may have been forked ahead and made its CUDA context before the request (`how` says so).
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness.domain.fresh_run import FreshRun
 from harness.run.environment import fresh_process_environment
-from harness.run.zygote_client import FORKED_AHEAD, LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
+from harness.run.startup.zygote_client import FORKED_AHEAD, LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, run_loader
 
 
 def run_fresh_python(module: str, argv: list[str], log: Path, timeout_s: float, tier: str) -> FreshRun:

@@ -1,4 +1,4 @@
-"""The zygote's loaders forked ahead (harness.run.loader_zygote): on the GPU tier it keeps loaders forked before
+"""The zygote's loaders forked ahead (harness.run.startup.loader_zygote): on the GPU tier it keeps loaders forked before
 their request, each with its CUDA context made, waiting for one (`ReadyLoaders`).
 
 Why: the driver makes contexts one at a time, and beside 16 busy workers each takes about 0.4 s of it, so a loader
@@ -16,7 +16,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from harness.run.zygote_children import fork_child, loader_child, take_environment
+from harness.run.startup.zygote_children import fork_child, loader_child, take_environment
 
 READY_VARIABLE = "TCM_READY_LOADERS"  # loaders kept forked ahead per CUDA environment; unset: READY_BY_TIER
 READY_BY_TIER = {"gpu": 8, "cpu": 0}  # the CPU tier has no context to make ahead (docs/maintainers.md, "Isolation")

@@ -1,4 +1,4 @@
-"""The children the run's zygote (harness.run.loader_zygote) forks: a loader or an xdist worker, each made into what
+"""The children the run's zygote (harness.run.startup.loader_zygote) forks: a loader or an xdist worker, each made into what
 a new Python started with its caller's environment would be, and never returning into the zygote's loop.
 """
 
@@ -55,7 +55,7 @@ def loader_child(request: dict[str, Any]) -> int:
 
 
 def worker_child(request: dict[str, Any], descriptors: list[int]) -> int:
-    """In a forked xdist worker: what `python -u -c CODE` would be, started by the caller (harness.run.zygote_python).
+    """In a forked xdist worker: what `python -u -c CODE` would be, started by the caller (harness.run.startup.zygote_python).
 
     Its stdin, stdout and stderr are the caller's (execnet's pipes), its environment and folder the caller's;
     the code runs as `__main__`, and the process ends as Python ends one: non-daemon threads joined, atexit run."""

@@ -1,7 +1,7 @@
 """What a process that died without a result said last: the evidence of a `crash` cell.
 
 Shared by both isolation mechanisms (a cell's own process in harness.run.isolation, an xdist worker in
-harness.run.worker_mode); it imports nothing of the harness, so neither mechanism imports the other for it.
+harness.run.isolation.worker_mode); it imports nothing of the harness, so neither mechanism imports the other for it.
 """
 
 from __future__ import annotations

@@ -9,18 +9,18 @@ imported the kernel's module; forking each loader from one process that did thos
 never touched CUDA and never imported a kernel module, keeps that question and drops the repeated cost.
 The loader child is `harness.domain.pipelines.aoti_loader.main`, as in a new Python; its report still lists any kernel
 module it finds imported. A worker child runs the code xdist would give a new Python
-(harness.run.zygote_children.worker_child, asked for by harness.run.zygote_python).
+(harness.run.startup.zygote_children.worker_child, asked for by harness.run.startup.zygote_python).
 
-- Server: `python -m harness.run.loader_zygote DIR OWNER_PID TIER`. It binds DIR/zygote.sock first (clients
+- Server: `python -m harness.run.startup.loader_zygote DIR OWNER_PID TIER`. It binds DIR/zygote.sock first (clients
   may connect while it warms up), leaves when OWNER_PID is gone and its children have ended. A request is
   one byte (`L` a loader, `W` a worker, which carries its stdin, stdout and stderr) and one JSON line; the
   answer to a loader is one JSON line `{"returncode": N, "timed_out": bool, "pid": P, "ready": bool, "reaped_at": T}`
   (N < 0: the signal that ended it; `ready`: a loader forked ahead took it; T: time.time() when it was seen to
   end); a worker's caller first gets `{"pid": P}`, then the same line when the worker ends.
-- Its parts, each a module of its own: the warm-up (harness.run.zygote_warmup), the children it forks
-  (harness.run.zygote_children), the loaders it keeps forked ahead on the GPU tier (harness.run.ready_loaders),
+- Its parts, each a module of its own: the warm-up (harness.run.startup.zygote_warmup), the children it forks
+  (harness.run.startup.zygote_children), the loaders it keeps forked ahead on the GPU tier (harness.run.startup.ready_loaders),
   and the client's side, which makes its folder, starts it, asks it for loaders and ends it
-  (harness.run.zygote_client). This module is the server's loop.
+  (harness.run.startup.zygote_client). This module is the server's loop.
 A child replaces its environment with the caller's (its GPU pin, its caches) before it does anything;
 torch itself was imported with the environment of the process that started the zygote. Python warns that
 the zygote is multi-threaded when it forks: after `import torch` it has one native thread besides its own
@@ -42,12 +42,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.process_exit import exit_without_final_collection
-from harness.run.aoti_header import start_building_header
-from harness.run.ready_loaders import ReadyLoaders, ready_count
 from harness.run.run_folders import process_alive
-from harness.run.zygote_children import fork_at_request, fork_is_clean
-from harness.run.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
-from harness.run.zygote_warmup import record_warmup, warm_up
+from harness.run.startup.aoti_header import start_building_header
+from harness.run.startup.ready_loaders import ReadyLoaders, ready_count
+from harness.run.startup.zygote_children import fork_at_request, fork_is_clean
+from harness.run.startup.zygote_python import SOCKET, WORKER_REQUEST  # the stand-in defines them: it imports nothing else of ours
+from harness.run.startup.zygote_warmup import record_warmup, warm_up
 
 
 def _send(connection: socket.socket, answer: dict[str, Any], close: bool = True) -> None:
@@ -75,7 +75,7 @@ def _read_request(connection: socket.socket) -> tuple[dict[str, Any], list[int]]
 
 
 def went_away(client: socket.socket) -> bool:
-    """For a caller that only ever waits (a worker's stand-in, harness.run.zygote_python; the suite's zygote maker's
+    """For a caller that only ever waits (a worker's stand-in, harness.run.startup.zygote_python; the suite's zygote maker's
     stand-ins): a readable connection means it closed."""
     try:
         return not client.recv(1)
@@ -128,7 +128,7 @@ def _serve_requests(listener: socket.socket, owner_pid: int, ready: ReadyLoaders
             ready.heard(channel)
         for client in (client for client in readable if client in workers):
             if went_away(client) and workers[client] not in killed:
-                os.kill(workers[client], signal.SIGKILL)  # its caller (harness.run.zygote_python) is gone: so is the worker
+                os.kill(workers[client], signal.SIGKILL)  # its caller (zygote_python, the stand-in) is gone: so is the worker
                 killed.add(workers[client])
         if listener in readable and process_alive(owner_pid):
             connection, _ = listener.accept()

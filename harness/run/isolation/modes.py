@@ -2,8 +2,8 @@
 
 Two mechanisms, compared cell by cell by `python -m harness bench` (docs/maintainers.md):
 - `worker` (the default): the cell runs in a long-lived pytest-xdist worker, which is replaced after a crash,
-  a timeout, a CUDA error or a change of global state (harness.run.worker_mode).
-- `process`: a brand-new interpreter per cell (`python -m harness.run.cell_worker`), the slow reference.
+  a timeout, a CUDA error or a change of global state (harness.run.isolation.worker_mode).
+- `process`: a brand-new interpreter per cell (`python -m harness.run.isolation.cell_worker`), the slow reference.
   The parent only waits, reads the child's result file, and turns a death or a timeout into `crash` or
   `timeout`, naming the stage the child had reached.
 - `forked` (not a choice of `--isolation`): the same child side and evidence, in a child forked from the run's
@@ -29,12 +29,18 @@ from pathlib import Path
 
 from harness.results import CellResult
 from harness.run.cell import CellRequest, execute_cell, result_for
-from harness.run.death import death_evidence
-from harness.run.fresh_python import run_fresh_python
+from harness.run.isolation.death import death_evidence
+from harness.run.isolation.worker_mode import run_in_worker
 from harness.run.options import DEFAULT_ISOLATION, FORKED_ISOLATION, ISOLATION_MODES
-from harness.run.python_command import CELL_PYTHON_VARIABLE, python_command
-from harness.run.worker_mode import run_in_worker
-from harness.run.zygote_client import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, ZygoteUnavailable, run_loader
+from harness.run.startup import (
+    CELL_PYTHON_VARIABLE,
+    LOADER_DIR_VARIABLE,
+    LOADER_OWNER_VARIABLE,
+    ZygoteUnavailable,
+    python_command,
+    run_fresh_python,
+    run_loader,
+)
 
 LOG_TAIL_CHARS = 1000
 
@@ -60,7 +66,7 @@ def child_main(request: CellRequest, workdir: Path) -> int:
 def _run_process(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[int | None, bool]:
     with open(workdir / "child.log", "ab") as log:
         child = subprocess.Popen(
-            [*python_command(CELL_PYTHON_VARIABLE), "-m", "harness.run.cell_worker", str(workdir)],
+            [*python_command(CELL_PYTHON_VARIABLE), "-m", "harness.run.isolation.cell_worker", str(workdir)],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         try:
@@ -81,7 +87,7 @@ def _run_forked(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[
     if not directory or not owner:
         return _run_process(request, workdir, timeout_s)
     try:
-        run = run_loader(Path(directory), int(owner), request.tier, "harness.run.cell_worker", [str(workdir)],
+        run = run_loader(Path(directory), int(owner), request.tier, "harness.run.isolation.cell_worker", [str(workdir)],
                          dict(os.environ), timeout_s, workdir / "child.log")
     except ZygoteUnavailable:
         return _run_process(request, workdir, timeout_s)

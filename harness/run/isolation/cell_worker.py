@@ -1,4 +1,4 @@
-"""One cell in a process of its own: `python -m harness.run.cell_worker WORKDIR` (isolation mode `process`, a brand-new
+"""One cell in a process of its own: `python -m harness.run.isolation.cell_worker WORKDIR` (isolation mode `process`, a brand-new
 interpreter), or `main([WORKDIR])` in a child forked from the run's zygote (`forked`, harness.run.isolation)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.run.cell import CellRequest
-from harness.run.isolation import child_main
+from harness.run.isolation.modes import child_main
 
 
 def main(argv: list[str]) -> int:

@@ -1,4 +1,4 @@
-"""The client's side of the run's zygote (harness.run.loader_zygote): its folder, starting it, asking it for a
+"""The client's side of the run's zygote (harness.run.startup.loader_zygote): its folder, starting it, asking it for a
 loader, and ending it.
 
 - The controller makes the folder (`make_loader_dir`), starts the zygote itself when workers are to be forked from
@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.run.python_command import ZYGOTE_PYTHON_VARIABLE, python_command
 from harness.run.run_folders import ZYGOTE_PID_FILE, mark_owner, process_alive, zygote_pid
-from harness.run.zygote_python import SOCKET  # the stand-in defines it: it imports nothing else of ours
+from harness.run.startup.command_lines import ZYGOTE_PYTHON_VARIABLE, python_command
+from harness.run.startup.zygote_python import SOCKET  # the stand-in defines it: it imports nothing else of ours
 
 PID_FILE, LOCK, LOG = ZYGOTE_PID_FILE, "start.lock", "zygote.log"
 WARMUP_FILE = "warmup.json"  # how long the warm-up took and when it ended, for the run's header
@@ -109,8 +109,8 @@ def ensure_started(directory: Path, owner_pid: int, tier: str) -> int:
         (directory / SOCKET).unlink(missing_ok=True)
         with open(directory / LOG, "a") as log:
             process = subprocess.Popen(
-                [*python_command(ZYGOTE_PYTHON_VARIABLE), "-m", "harness.run.loader_zygote", str(directory), str(owner_pid),
-                 tier],
+                [*python_command(ZYGOTE_PYTHON_VARIABLE), "-m", "harness.run.startup.loader_zygote", str(directory),
+                 str(owner_pid), tier],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,  # outlives the (forked) cell that started it; the owner's end ends it
             )

@@ -10,7 +10,7 @@ imported torch and triton, loaded and checked every kernel and planned the run (
 The zygote is the one the plugin would start (same folder layout, owner, tier, caches); the plugin adopts it
 (`--matrix-zygote-ahead`). It started before the run knew its worker count, so without the run's share of the cores
 for torch's threads: each child it forks sizes them from its own environment, as a new Python would
-(harness.run.zygote_children.take_environment).
+(harness.run.startup.zygote_children.take_environment).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from harness.run.bytecode_ahead import start_compiling_ahead, stop_compiling
 from harness.run.caches import start_run_caches
-from harness.run.zygote_client import ZygoteUnavailable, ensure_started, make_loader_dir, stop
-from harness.run.zygote_python import STARTED_VARIABLE
+from harness.run.startup.bytecode_ahead import start_compiling_ahead, stop_compiling
+from harness.run.startup.zygote_client import ZygoteUnavailable, ensure_started, make_loader_dir, stop
+from harness.run.startup.zygote_python import STARTED_VARIABLE
 
 AHEAD_ISOLATION = "worker"  # the isolation whose workers are forked from the zygote
 

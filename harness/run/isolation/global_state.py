@@ -3,7 +3,7 @@
 A cell that changes any of it (a kernel module that sets the default dtype, turns grad mode off, replaces a
 function of torch or of the harness, registers a kernel on an existing operator, changes directory) would
 change the answer of every later cell in that worker. Worker isolation compares the two snapshots and retires
-the worker when they differ, so the next cell starts in a fresh one (harness.run.worker_mode). Reading these
+the worker when they differ, so the next cell starts in a fresh one (harness.run.isolation.worker_mode). Reading these
 values never initialises CUDA.
 
 torch's own config modules are saved before each cell and restored after it instead, and left out of the

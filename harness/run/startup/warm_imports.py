@@ -1,4 +1,4 @@
-"""What most cells import lazily, imported once in the run's zygote (harness.run.loader_zygote) before it forks.
+"""What most cells import lazily, imported once in the run's zygote (harness.run.startup.loader_zygote) before it forks.
 
 A module that imports nothing of the harness: the zygote and the tests name it without pulling in isolation.
 Each forked worker or loader would otherwise pay seconds for these imports (docs/maintainers.md, "Isolation").

@@ -13,7 +13,7 @@ No process is made per cell. What keeps a fault in its cell:
   holds free with NaN, so that an output no kernel wrote never reads an earlier cell's answer
   (harness.run.gpu_memory);
 - torch's config modules are restored after each cell; a cell that changes other global state (the default
-  dtype, grad mode, the working directory: harness.run.global_state) is recorded as it ran, and then the
+  dtype, grad mode, the working directory: harness.run.isolation.global_state) is recorded as it ran, and then the
   worker retires, so the next cell starts in a fresh worker.
 Outcomes are checked cell by cell against process-per-cell by `python -m harness bench`.
 """
@@ -36,11 +36,11 @@ from typing import IO, Any
 from harness.atomic import write_text_atomic
 from harness.domain.artifact_store import ArtifactStore
 from harness.results import WORKER_RETIRED, CellResult
-from harness.run import global_state
 from harness.run.cell import CellRequest, execute_cell, result_for
-from harness.run.death import death_evidence
-from harness.run.fresh_python import run_fresh_python
 from harness.run.gpu_memory import fill_free_gpu_memory, freeze_what_is_held, frozen_yet
+from harness.run.isolation import global_state
+from harness.run.isolation.death import death_evidence
+from harness.run.startup import run_fresh_python
 
 CURRENT, STAGE, FAULT_LOG, RETIRED = "current.json", "stage", "fault.log", "retired.json"
 CUDA_ERROR = re.compile(r"CUDA error|AcceleratorError|cudaError|illegal memory access|device-side assert")

@@ -1,12 +1,12 @@
-"""A stand-in for `python` that gets its process forked from the run's zygote (harness.run.loader_zygote).
+"""A stand-in for `python` that gets its process forked from the run's zygote (harness.run.startup.loader_zygote).
 
 Why: on torch 2.11 every new xdist worker pays `import torch` and Inductor's CPU ISA probe (10 child
 Pythons that import torch) before its first compile: 57-64 s per worker on a busy H200 host, paid once
 per worker, so twice the workers paid it twice (docs/maintainers.md, "Isolation"). pytest-xdist starts a
 worker as `PYTHON -u -c CODE` with execnet's pipes as stdin and stdout; in worker isolation the
 controller names this script as PYTHON. It hands its stdin, stdout and stderr, its environment and its
-folder to the zygote, which forks a child that runs CODE with them (harness.run.zygote_children.worker_child), and it stays as
-that worker's stand-in: it passes SIGTERM, SIGINT and SIGHUP on, and leaves with the worker's exit
+folder to the zygote, which forks a child that runs CODE with them (harness.run.startup.zygote_children.worker_child),
+and it stays as that worker's stand-in: it passes SIGTERM, SIGINT and SIGHUP on, and leaves with the worker's exit
 status (a signal as the same signal), so xdist sees what it would see of a Python of its own.
 
 With no zygote to answer, it becomes that Python (exec), and says so on stderr.
@@ -23,7 +23,7 @@ import socket
 import sys
 from typing import NoReturn
 
-SOCKET = "zygote.sock"  # the zygote's socket in its folder (harness.run.loader_zygote and its client use these two)
+SOCKET = "zygote.sock"  # the zygote's socket in its folder (harness.run.startup.loader_zygote and its client use these two)
 WORKER_REQUEST = b"W"  # a worker request's first byte
 STARTED_VARIABLE = "TCM_WORKER_START"  # what the worker was started by: zygote or spawn
 
