@@ -78,5 +78,5 @@ def changes_against(expected: dict[str, str], results: ResultsFile) -> dict[str,
             continue
         kind = "regressions" if was == "pass" else "newly passing" if cell.outcome == "pass" else "changed"
         verdict = (cell.detail.get("confirmation") or {}).get("verdict")
-        changes[kind].append(f"{cell_id}: {was} -> {cell.outcome}" + VERDICT_NOTES.get(verdict, ""))
+        changes[kind].append(f"{cell_id}: {was} -> {cell.outcome}" + VERDICT_NOTES.get(str(verdict), ""))
     return changes
