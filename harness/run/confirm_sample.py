@@ -16,12 +16,12 @@ from collections.abc import Sequence
 
 from harness.results import CellResult
 
-SAMPLE_PER_WORKER = 2  # `auto`: two cells per worker, so a confirmed sample costs 2 x --confirm tries' time
+SAMPLE_PER_WORKER = 1  # `auto`: a cell per worker, so a sample costs about --confirm tries' time, one round
 
 
 def resolve_sample(value: str | int, workers: int) -> int:
-    """--confirm-sample: `auto` is two cells per worker of the run (confirmation then costs about as long, whatever
-    the machine's width); a number is that many; 0 confirms every changed cell. A ValueError names a bad value."""
+    """--confirm-sample: `auto` is a cell per worker of the run (confirmation then costs about as long, whatever the
+    machine's width); a number is that many; 0 confirms every changed cell. A ValueError names a bad value."""
     if str(value) == "auto":
         return SAMPLE_PER_WORKER * max(1, workers)
     try:

@@ -72,8 +72,8 @@ def test_within_a_group_the_sample_spreads_over_kernels_and_styles() -> None:
     assert len({cell.kernel for cell in chosen}) == 6 and len({cell.style for cell in chosen}) == 6
 
 
-def test_auto_is_two_cells_per_worker_and_a_bad_value_is_named() -> None:
-    assert resolve_sample("auto", 2) == 4 and resolve_sample("auto", 8) == 16 and resolve_sample("5", 8) == 5
+def test_auto_is_a_cell_per_worker_and_a_bad_value_is_named() -> None:
+    assert resolve_sample("auto", 2) == 2 and resolve_sample("auto", 8) == 8 and resolve_sample("5", 8) == 5
     assert resolve_sample("0", 2) == 0
     for bad in ("-1", "many"):
         with pytest.raises(ValueError, match=f"--confirm-sample {bad}: expected auto"):
