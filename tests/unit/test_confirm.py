@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.report.compare.baseline import changes_against
+from harness.report.markdown.footnotes import evidence_key
 from harness.report.markdown.summary import render_summary
 from harness.results import CellResult, ResultsFileError, ResultsWriter, header_record, read_results
 from harness.run.confirm import changed_cells, confirm_cell, confirm_changes, confirmation_line, confirming_line
@@ -175,3 +176,14 @@ def test_the_run_says_what_it_confirms_and_what_it_samples() -> None:
     sampled = confirming_line(20, 3, 8, 2)
     assert "a sample of 8 of the 20" in sampled and "the other 12 are recorded as unconfirmed" in sampled
     assert "confirming 20 cell(s)" in confirming_line(20, 3, 0, 2)
+
+
+def test_the_report_s_footnote_says_a_failing_cell_s_change_is_unconfirmed() -> None:
+    cells, expected = _failing(3)
+    for cell in cells:
+        cell.error = "boom"
+    records = confirm_changes(cells, expected, _Concurrency(), tries=1, workers=1, sample=1)
+    notes = {record.id: evidence_key(record)[3] for record in records}
+    assert sum(note == "boom (a change against the baseline, unconfirmed: not in the --confirm-sample)"
+               for note in notes.values()) == 2
+    assert sum(note == "boom" for note in notes.values()) == 1  # the confirmed one: no note
