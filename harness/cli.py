@@ -26,7 +26,8 @@ from harness.report.upstream.tutorial_command import add_parser as add_tutorial_
 from harness.repro_command import add_parser as add_repro_parser
 from harness.results import ResultsFileError, ResultsWriter, read_results
 from harness.run.bytecode import enable_bytecode_cache
-from harness.run.confirm import CellRerunner, changed_cells, confirm_changes
+from harness.run.confirm import CellRerunner, changed_cells, confirm_changes, confirming_line
+from harness.run.confirm_sample import resolve_sample
 from harness.run.environment import describe, environment_tag, resolve_tier
 from harness.run.isolation import run_isolated
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR, add_cli_options, pytest_arguments
@@ -81,7 +82,7 @@ def _plan_and_run(args: argparse.Namespace, ahead: Path | None) -> int:
         expected, baseline_path = (_baseline_from_results(Path(args.baseline_results)) if args.baseline_results
                                    else _baseline_for(results.environment, args.baseline_dir))
         if expected is not None and args.confirm > 0:
-            results = _confirm(args, results, expected, tier, output) or results
+            results = _confirm(args, results, expected, tier, output, workers) or results
     except ResultsFileError as exc:
         raise CliError(str(exc)) from None
     write_text_atomic(summary, render_summary_markdown(results, f"Matrix summary: {output.name}"))
@@ -129,6 +130,8 @@ def _check_options_before_the_kernels(args: argparse.Namespace) -> None:
         parse_order(args.order)
     if args.confirm < 0:
         raise CliError(f"--confirm {args.confirm}: expected the number of new runs per changed cell, 0 or more")
+    with cli_errors(ValueError):
+        resolve_sample(args.confirm_sample, 1)
     if args.output and not args.resume:  # whether it can be written is asked later: that may make its folder
         output = Path(args.output)
         summary = Path(args.summary) if args.summary else output.with_suffix(".md")
@@ -186,16 +189,18 @@ def _baseline_from_results(path: Path) -> tuple[dict[str, str], Path]:
         return {cell_id: cell.outcome for cell_id, cell in final_cells(read_results(path)).items()}, path
 
 
-def _confirm(args: argparse.Namespace, results: Any, expected: dict[str, str], tier: str, output: Path) -> Any:
-    """Run every cell that changed against the baseline again (harness.run.confirm); append the confirmed or
-    flaky records to the results file and return the file read again (None when nothing changed)."""
+def _confirm(args: argparse.Namespace, results: Any, expected: dict[str, str], tier: str, output: Path,
+             workers: int) -> Any:
+    """Run the cells that changed against the baseline again, `workers` at once (harness.run.confirm); append the
+    confirmed, flaky or unconfirmed records to the results file and return the file read again (None when nothing
+    changed)."""
 
     cells = list(final_cells(results).values())
     changed = changed_cells(cells, expected)
     if not changed:
         return None
-    print(f"confirming {len(changed)} cell(s) that differ from the baseline: each alone, in a new Python with cold "
-          f"caches, up to {args.confirm} time(s)")
+    sample = resolve_sample(args.confirm_sample, workers)
+    print(confirming_line(len(changed), args.confirm, sample, workers))
     for variable in (LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE):  # the run's loader zygote has stopped
         os.environ.pop(variable, None)
     rerun = CellRerunner(tier, list(args.kernels_from), args.timeout or DEFAULT_TIMEOUT_S[tier], run_isolated)
@@ -204,7 +209,8 @@ def _confirm(args: argparse.Namespace, results: Any, expected: dict[str, str], t
         def record(line: str) -> None:
             print(f"  {line}", flush=True)
 
-        for confirmed in confirm_changes(changed, expected, rerun, args.confirm, report=record):
+        for confirmed in confirm_changes(changed, expected, rerun, args.confirm, report=record, workers=workers,
+                                         sample=sample):
             writer.write_cell(confirmed)
     finally:
         writer.close()

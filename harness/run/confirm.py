@@ -8,17 +8,24 @@ Inductor and Triton caches, up to `tries` times, stopping at the first try whose
   did not pass is kept (as `--repeat` does).
 Either way the record gains `detail.confirmation`: the baseline's outcome, the verdict and every try (the run's
 own first) with its outcome and evidence. The extra cost falls only on the changed cells.
+
+Different cells are confirmed at once, as many as the run has workers (each try is still a new Python of its own;
+a cell's tries stay one after another, since a try that disagrees ends them). When more cells changed than
+`--confirm-sample` (harness.run.confirm_sample), only a sample is confirmed; each other changed cell gets a record
+whose verdict is **unconfirmed**, saying why, and keeps the run's outcome, as with `--confirm 0`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from harness.results import CellResult
 from harness.run.cell import CellRequest
+from harness.run.confirm_sample import choose_sample
 from harness.run.verdict import mark_env
 from harness.vocab import CONTROL_STYLE, split_cell_id
 
@@ -57,11 +64,19 @@ def confirm_cell(first: CellResult, expected: str, run_again: Callable[[], CellR
         "baseline": expected,
         "verdict": "confirmed" if held else "flaky",
         "tries": [_try_record(attempt) for attempt in attempts],
-        "how": f"the run, then up to {tries} new Python(s) with empty Inductor and Triton caches, one cell at a time",
+        "how": f"the run, then up to {tries} new Python(s) with empty Inductor and Triton caches, one after another",
     }
     if not held:
         record.detail["flaky_own_outcome"] = record.outcome
         record.outcome = "flaky"
+    return record
+
+
+def unconfirmed_cell(first: CellResult, expected: str, why: str) -> CellResult:
+    """`first` (the run's record, its outcome kept) marked as a change nobody confirmed, and why."""
+    record = replace(first, detail=dict(first.detail))
+    record.detail["confirmation"] = {"baseline": expected, "verdict": "unconfirmed", "why": why,
+                                     "tries": [_try_record(first)]}
     return record
 
 
@@ -71,6 +86,8 @@ def confirmation_line(record: CellResult) -> str:
     outcomes = [attempt["outcome"] for attempt in confirmation.get("tries", [])]
     first, again = (outcomes[0], outcomes[1:]) if outcomes else ("?", [])
     was = confirmation.get("baseline", "?")
+    if confirmation.get("verdict") == "unconfirmed":
+        return f"{record.id}: {was} -> {first}, unconfirmed ({confirmation.get('why', 'not re-run')})"
     if confirmation.get("verdict") == "confirmed":
         return (f"{record.id}: {was} -> {first}, {first.upper()} CONSISTENTLY in {len(again)} new process(es) "
                 "with cold caches: confirmed")
@@ -99,14 +116,40 @@ class CellRerunner:
         return result
 
 
-def confirm_changes(cells: Iterable[CellResult], expected: dict[str, str], rerun: Callable[[CellResult], CellResult],
-                    tries: int = DEFAULT_TRIES, report: Callable[[str], None] | None = None) -> list[CellResult]:
-    """Confirm every changed cell; returns the records to append to the results file, in the order confirmed."""
-    confirmed = []
-    for cell in changed_cells(cells, expected):
-        record = confirm_cell(cell, expected[cell.id], partial(rerun, cell), tries)
-        confirmed.append(record)
-        if report is not None:
-            report(confirmation_line(record))
-    return confirmed
+def confirming_line(changed: int, tries: int, sample: int, workers: int) -> str:
+    """What the run is about to confirm, and what it leaves unconfirmed."""
+    at_once = f"{min(workers, sample if 0 < sample < changed else changed)} at once"
+    if 0 < sample < changed:
+        return (f"confirming a sample of {sample} of the {changed} cells that differ from the baseline (more than "
+                f"--confirm-sample {sample}; the other {changed - sample} are recorded as unconfirmed): each alone in "
+                f"a new Python with cold caches, up to {tries} time(s), {at_once}")
+    return (f"confirming {changed} cell(s) that differ from the baseline: each alone, in a new Python with cold "
+            f"caches, up to {tries} time(s), {at_once}")
 
+
+def sample_reason(changed: int, size: int) -> str:
+    """Why a changed cell was not confirmed: the words of its record and of the run's output."""
+    return (f"not in the sample: {changed} cells changed, more than --confirm-sample {size}; "
+            f"{size} confirmed, chosen across pipelines and changes")
+
+
+def confirm_changes(cells: Iterable[CellResult], expected: dict[str, str], rerun: Callable[[CellResult], CellResult],
+                    tries: int = DEFAULT_TRIES, report: Callable[[str], None] | None = None, workers: int = 1,
+                    sample: int = 0) -> list[CellResult]:
+    """Confirm the changed cells, `workers` at once, a sample of `sample` when more changed (0: all); returns the
+    records to append to the results file: the confirmed or flaky ones in the order they finished, then the
+    unconfirmed ones. `report` hears one line per confirmed or flaky cell as it is settled."""
+    changed = changed_cells(cells, expected)
+    chosen, left = choose_sample(changed, expected, sample)
+    records: list[CellResult] = []
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="confirm")  # each try is a process
+    try:
+        futures = [pool.submit(confirm_cell, cell, expected[cell.id], partial(rerun, cell), tries) for cell in chosen]
+        for future in as_completed(futures):
+            records.append(future.result())
+            if report is not None:
+                report(confirmation_line(records[-1]))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # an interrupt starts no further try
+    why = sample_reason(len(changed), sample)
+    return records + [unconfirmed_cell(cell, expected[cell.id], why) for cell in left]

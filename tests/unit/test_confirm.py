@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from harness.report.compare.baseline import changes_against
+from harness.report.markdown.footnotes import evidence_key
+from harness.report.markdown.summary import render_summary
 from harness.results import CellResult, ResultsFileError, ResultsWriter, header_record, read_results
-from harness.run.confirm import changed_cells, confirm_cell, confirm_changes, confirmation_line
+from harness.run.confirm import changed_cells, confirm_cell, confirm_changes, confirmation_line, confirming_line
 
 
 def _cell(outcome: str, cell_id: str = "add/raw/compile", **fields) -> CellResult:
@@ -87,3 +92,98 @@ def test_two_different_records_without_a_confirmation_are_still_refused(tmp_path
     with pytest.raises(ResultsFileError, match="recorded twice with different results"):
         read_results(tmp_path / "r.jsonl")
     assert json.loads((tmp_path / "r.jsonl").read_text().splitlines()[0])["record"] == "header"
+
+
+class _Concurrency:
+    """A stand-in rerun that records how many tries ran at once, overall and per cell."""
+
+    def __init__(self, outcome: str = "fail", hold_s: float = 0.05) -> None:
+        self.outcome, self.hold_s = outcome, hold_s
+        self.lock = threading.Lock()
+        self.running: Counter[str] = Counter()
+        self.most_at_once = self.most_per_cell = 0
+        self.calls: list[str] = []
+
+    def __call__(self, cell: CellResult) -> CellResult:
+        with self.lock:
+            self.calls.append(cell.id)
+            self.running[cell.id] += 1
+            self.most_at_once = max(self.most_at_once, sum(self.running.values()))
+            self.most_per_cell = max(self.most_per_cell, self.running[cell.id])
+        time.sleep(self.hold_s)
+        with self.lock:
+            self.running[cell.id] -= 1
+        return _cell(self.outcome, cell.id, worker="confirm")
+
+
+def _failing(count: int) -> tuple[list[CellResult], dict[str, str]]:
+    cells = [_cell("fail", f"k{index}/raw/eager") for index in range(count)]
+    return cells, {cell.id: "pass" for cell in cells}
+
+
+def test_changed_cells_are_confirmed_as_many_at_once_as_there_are_workers() -> None:
+    cells, expected = _failing(6)
+    barrier = threading.Barrier(3, timeout=10)  # breaks unless three tries of different cells run at once
+
+    def rerun(cell: CellResult) -> CellResult:
+        barrier.wait()
+        return _cell("fail", cell.id)
+
+    records = confirm_changes(cells, expected, rerun, tries=2, workers=3)
+    assert sorted(record.id for record in records) == [cell.id for cell in cells]
+    assert all(record.detail["confirmation"]["verdict"] == "confirmed" for record in records)
+
+
+def test_the_worker_count_bounds_the_tries_at_once_and_a_cell_s_tries_stay_one_after_another() -> None:
+    cells, expected = _failing(5)
+    rerun = _Concurrency()
+    confirm_changes(cells, expected, rerun, tries=3, workers=2)
+    assert rerun.most_at_once == 2 and rerun.most_per_cell == 1 and len(rerun.calls) == 15
+    serial = _Concurrency()
+    confirm_changes(cells, expected, serial, tries=3, workers=1)
+    assert serial.most_at_once == 1
+
+
+def test_a_flaky_cell_stops_at_its_first_disagreeing_try_when_confirmed_in_parallel() -> None:
+    cells, expected = _failing(4)
+    rerun = _Concurrency(outcome="pass")  # every new run passes: each cell flaky after one try
+    records = confirm_changes(cells, expected, rerun, tries=3, workers=4)
+    assert len(rerun.calls) == 4 and {record.outcome for record in records} == {"flaky"}
+
+
+def test_above_the_sample_the_rest_are_recorded_unconfirmed_never_confirmed_nor_flaky(tmp_path: Path) -> None:
+    cells, expected = _failing(5)
+    rerun = _Concurrency()
+    records = confirm_changes(cells, expected, rerun, tries=3, workers=2, sample=2)
+    verdicts = Counter(record.detail["confirmation"]["verdict"] for record in records)
+    assert verdicts == {"confirmed": 2, "unconfirmed": 3} and len(set(rerun.calls)) == 2
+    unconfirmed = [record for record in records if record.detail["confirmation"]["verdict"] == "unconfirmed"]
+    assert all(record.outcome == "fail" and not record.repeats for record in unconfirmed)
+    assert "5 cells changed, more than --confirm-sample 2" in unconfirmed[0].detail["confirmation"]["why"]
+    assert "unconfirmed (not in the sample" in confirmation_line(unconfirmed[0])
+    _write(tmp_path / "r.jsonl", *cells, *records)
+    results = read_results(tmp_path / "r.jsonl")
+    regressions = changes_against(expected, results)["regressions"]
+    assert sum(line.endswith("(confirmed)") for line in regressions) == 2
+    assert sum("(unconfirmed" in line for line in regressions) == 3
+    summary = render_summary(results)
+    assert "changed against the baseline: 5 cells; 2 confirmed, 3 unconfirmed" in summary
+    assert all(f"- {record.id}" in summary for record in unconfirmed)
+
+
+def test_the_run_says_what_it_confirms_and_what_it_samples() -> None:
+    assert "confirming 3 cell(s)" in confirming_line(3, 3, 8, 2) and "2 at once" in confirming_line(3, 3, 8, 2)
+    sampled = confirming_line(20, 3, 8, 2)
+    assert "a sample of 8 of the 20" in sampled and "the other 12 are recorded as unconfirmed" in sampled
+    assert "confirming 20 cell(s)" in confirming_line(20, 3, 0, 2)
+
+
+def test_the_report_s_footnote_says_a_failing_cell_s_change_is_unconfirmed() -> None:
+    cells, expected = _failing(3)
+    for cell in cells:
+        cell.error = "boom"
+    records = confirm_changes(cells, expected, _Concurrency(), tries=1, workers=1, sample=1)
+    notes = {record.id: evidence_key(record)[3] for record in records}
+    assert sum(note == "boom (a change against the baseline, unconfirmed: not in the --confirm-sample)"
+               for note in notes.values()) == 2
+    assert sum(note == "boom" for note in notes.values()) == 1  # the confirmed one: no note

@@ -58,12 +58,16 @@ def load_baseline(directory: str | Path, environment: dict[str, Any]) -> dict[st
     return cells
 
 
+VERDICT_NOTES = {"confirmed": " (confirmed)", "unconfirmed": " (unconfirmed: not in the --confirm-sample)"}
+
+
 def changes_against(expected: dict[str, str], results: ResultsFile) -> dict[str, list[str]]:
     """What changed against these expected outcomes, by kind.
 
     A regression is a cell the baseline expects to pass that does not, confirmed (harness.run.confirm) or never
-    re-run; a `flaky` cell is listed on its own and is no regression. Every other difference is listed too, so
-    that a reviewer can accept a new baseline (`python -m harness baseline`)."""
+    re-run (--confirm 0, or left out of --confirm-sample's sample: marked unconfirmed); a `flaky` cell is listed on
+    its own and is no regression. Every other difference is listed too, so that a reviewer can accept a new
+    baseline (`python -m harness baseline`)."""
     changes: dict[str, list[str]] = {"regressions": [], "newly passing": [], "changed": [], "flaky": []}
     for cell_id, cell in final_cells(results).items():
         was = expected.get(cell_id)
@@ -74,5 +78,5 @@ def changes_against(expected: dict[str, str], results: ResultsFile) -> dict[str,
             continue
         kind = "regressions" if was == "pass" else "newly passing" if cell.outcome == "pass" else "changed"
         verdict = (cell.detail.get("confirmation") or {}).get("verdict")
-        changes[kind].append(f"{cell_id}: {was} -> {cell.outcome}" + (" (confirmed)" if verdict == "confirmed" else ""))
+        changes[kind].append(f"{cell_id}: {was} -> {cell.outcome}" + VERDICT_NOTES.get(str(verdict), ""))
     return changes

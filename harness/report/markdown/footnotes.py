@@ -14,7 +14,8 @@ from harness.vocab import PIPELINES, STYLES
 def evidence_key(cell: CellResult) -> tuple[str, str, str, str]:
     """What makes two non-pass cells "the same failure": outcome, stage, error type, first line.
 
-    A flaky cell's line ends with every run's outcome in order, so the footnote shows what did not hold still.
+    A flaky cell's line ends with every run's outcome in order, so the footnote shows what did not hold still; a
+    change left out of --confirm-sample's sample (harness.run.confirm) says it is unconfirmed.
     """
     message = first_line(cell.error) or first_line(cell.reason)
     error_type = cell.error_type or ""
@@ -24,6 +25,8 @@ def evidence_key(cell: CellResult) -> tuple[str, str, str, str]:
         error_type = error_type or str(control.get("error_type") or "")
     if cell.outcome == "flaky" and cell.repeats:
         message = f"{message} (runs: {', '.join(cell.repeats)})".strip()
+    if (cell.detail.get("confirmation") or {}).get("verdict") == "unconfirmed":
+        message = f"{message} (a change against the baseline, unconfirmed: not in the --confirm-sample)".strip()
     return (cell.outcome, cell.stage or "", error_type, message)
 
 

@@ -77,7 +77,27 @@ def render_summary(results: ResultsFile, tablefmt: str = "simple") -> str:
         lines += ["", "call sites (docs/call-sites.md):", _grid(sited, lambda cell: f"{cell.style}@{cell.call_site}",
                                                                 sites, tablefmt)]
     lines += ["", "legend: " + ", ".join(f"{v} = {k}" for k, v in SYMBOLS.items()) + " (xN: N kernels)"]
-    return "\n".join(lines + flaky_lines(results))
+    return "\n".join(lines + flaky_lines(results) + confirmation_lines(results))
+
+
+def confirmation_lines(results: ResultsFile) -> list[str]:
+    """How the changed cells were settled (harness.run.confirm), and which were not: a sampled run names each."""
+    verdicts: dict[str, list[str]] = {}
+    for cell in ordered(results):
+        verdict = (cell.detail.get("confirmation") or {}).get("verdict")
+        if verdict:
+            verdicts.setdefault(verdict, []).append(cell.id)
+    if not verdicts:
+        return []
+    counts = ", ".join(f"{len(verdicts[v])} {v}" for v in ("confirmed", "flaky", "unconfirmed") if v in verdicts)
+    lines = ["", f"changed against the baseline: {sum(map(len, verdicts.values()))} cells; {counts}"]
+    unconfirmed = verdicts.get("unconfirmed", [])
+    if unconfirmed:
+        lines.append(f"unconfirmed ({len(unconfirmed)}; not in the --confirm-sample, each keeps the run's outcome):")
+        lines += [f"- {cell_id}" for cell_id in unconfirmed[:FLAKY_LINES]]
+        if len(unconfirmed) > FLAKY_LINES:
+            lines.append(f"  ... and {len(unconfirmed) - FLAKY_LINES} more in the results file")
+    return lines
 
 
 def flaky_lines(results: ResultsFile) -> list[str]:

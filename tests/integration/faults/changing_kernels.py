@@ -3,13 +3,17 @@
 With TCM_CHANGE_MODE=ok both kernels are the real `add` (the run a baseline is written from). With `faults`:
 - `transient_add`: the first process that launches it raises, every later one passes (TCM_CHANGE_DIR holds the
   marker that says a process already failed): a fault that a re-run in a new process does not see again;
-- `changed_add`: every launch returns x + y + 1, a result that really changed (always `wrong`).
+- `changed_add`: every launch returns x + y + 1, a result that really changed (always `wrong`). With
+  TCM_CHANGE_SLEEP_S, a process of its own (`python -m harness.run.cell_worker`: a confirmation's try) sleeps that
+  long at its first launch and appends `pid start end` to TCM_CHANGE_DIR/tries.log: when the tries ran.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import sys
+import time
 from pathlib import Path
 
 from harness.domain.spec import identity_wrap
@@ -40,7 +44,25 @@ def launch_transient(wrap, x, y):
     return add.launch(wrap, x, y)
 
 
+_slept = False
+
+
+def _sleep_once_in_a_try() -> None:
+    """In a confirmation's try (a cell's own interpreter), hold the first launch and log when it ran."""
+    global _slept
+    seconds = float(os.environ.get("TCM_CHANGE_SLEEP_S", "0"))
+    if _slept or not seconds or not sys.argv[0].endswith("cell_worker.py"):
+        return
+    _slept = True
+    start = time.time()
+    time.sleep(seconds)
+    with open(Path(os.environ["TCM_CHANGE_DIR"]) / "tries.log", "a") as log:
+        log.write(f"{os.getpid()} {start} {time.time()}\n")
+
+
 def launch_changed(wrap, x, y):
+    if _faults():
+        _sleep_once_in_a_try()
     out = add.launch(wrap, x, y)
     return out + 1 if _faults() else out
 

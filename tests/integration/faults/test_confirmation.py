@@ -3,7 +3,8 @@
 A baseline is written from a clean run of two plug-in kernels; then the same cells run with faults: a fault
 that a new process does not see again (`transient_add`: exit 0, the cell listed as flaky, every try's evidence
 kept), and a result that really changed (`changed_add`: exit 1, the cell named as a confirmed regression after
-three new runs).
+three new runs). Changed cells are confirmed at once on the run's workers (their tries' processes overlap), and a
+run with more changed cells than --confirm-sample records and lists the rest as unconfirmed.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ TRANSIENT, CHANGED = "transient_add/raw/eager", "changed_add/raw/eager"
 pytestmark = pytest.mark.slow
 
 
-def _run(folder: Path, mode: str, name: str, kernels: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, TCM_CHANGE_MODE=mode, TCM_CHANGE_DIR=str(folder))
+def _run(folder: Path, mode: str, name: str, kernels: str, *extra: str,
+         sleep_s: float = 0) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, TCM_CHANGE_MODE=mode, TCM_CHANGE_DIR=str(folder), TCM_CHANGE_SLEEP_S=str(sleep_s))
     command = ["run", "--kernels-from", str(PLUGIN), "-k", kernels,
                "-s", "native,raw", "-p", "eager", "--tier", resolve_tier("auto"), "-n", "1",
                "-o", str(folder / f"{name}.jsonl"), *extra]
@@ -72,3 +74,35 @@ def test_a_changed_result_is_confirmed_and_fails_the_run(baseline_dir: Path, tmp
     assert cells[CHANGED].outcome == "wrong"
     assert [attempt["outcome"] for attempt in cells[CHANGED].detail["confirmation"]["tries"]] == ["wrong"] * 4
     assert cells[TRANSIENT].outcome == "flaky"
+
+
+def test_changed_cells_are_confirmed_at_once_on_the_run_s_workers(baseline_dir: Path, tmp_path: Path) -> None:
+    """Two changed cells, two workers, one try each: the tries' processes (each holding its first launch 3 s) overlap;
+    one after another, as confirmation ran before, they never would."""
+    run = _run(tmp_path, "faults", "parallel", "changed_add", "--baseline-dir", str(baseline_dir), "-n", "2",
+               "--confirm", "1", sleep_s=3)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "confirming 2 cell(s) that differ from the baseline" in run.stdout and "2 at once" in run.stdout
+    cells = final_cells(read_results(tmp_path / "parallel.jsonl"))
+    assert {cells[f"changed_add/{style}/eager"].detail["confirmation"]["verdict"] for style in ("native", "raw")} == {
+        "confirmed"}
+    tries = [line.split() for line in (tmp_path / "tries.log").read_text().splitlines()]
+    spans = [(float(start), float(end)) for _, start, end in tries]
+    assert len({pid for pid, _, _ in tries}) == len(tries) >= 2  # each try a new Python
+    assert any(a_start < b_end and b_start < a_end for index, (a_start, a_end) in enumerate(spans)
+               for b_start, b_end in spans[index + 1:]), spans
+
+
+def test_a_sampled_run_records_and_lists_the_unconfirmed_cells(baseline_dir: Path, tmp_path: Path) -> None:
+    run = _run(tmp_path, "faults", "sampled", "changed_add", "--baseline-dir", str(baseline_dir), "-n", "2",
+               "--confirm", "1", "--confirm-sample", "1")
+    assert run.returncode == 1, run.stdout + run.stderr  # an unconfirmed regression still counts, as with --confirm 0
+    assert "a sample of 1 of the 2 cells" in run.stdout and "the other 1 are recorded as unconfirmed" in run.stdout
+    assert "(unconfirmed: not in the --confirm-sample)" in run.stdout and "(confirmed)" in run.stdout
+    cells = final_cells(read_results(tmp_path / "sampled.jsonl"))
+    verdicts = {cell_id: cell.detail["confirmation"]["verdict"] for cell_id, cell in cells.items()}
+    assert sorted(verdicts.values()) == ["confirmed", "unconfirmed"]
+    unconfirmed = next(cell for cell in cells.values() if verdicts[cell.id] == "unconfirmed")
+    assert unconfirmed.outcome == "wrong" and len(unconfirmed.detail["confirmation"]["tries"]) == 1
+    summary = (tmp_path / "sampled.md").read_text()
+    assert "2 cells; 1 confirmed, 1 unconfirmed" in summary and f"- {unconfirmed.id}" in summary
