@@ -105,8 +105,10 @@ def _distribution_version(top_level: str) -> str:
 class _Walk:
     """The files one spec's code reaches, and the versions of the other packages it uses."""
 
-    def __init__(self, own_packages: set[str]) -> None:
+    def __init__(self, own_packages: set[str], spec_module: str | None, others: frozenset[int]) -> None:
         self.own_packages = own_packages  # site-packages top-level names whose code is the library's own
+        self.spec_module = spec_module
+        self.others = others  # ids of what other specs hold, and of their modules: the spec module's imports of them
         self.files: set[str] = set()
         self.versions: set[str] = set()
         self._seen: set[int] = set()
@@ -124,8 +126,12 @@ class _Walk:
         if _in_site_packages(resolved) and top not in self.own_packages:
             self.versions.add(_distribution_version(top))
             return False
-        self.files.add(resolved)
-        self._add_parents(name or "")
+        if resolved not in self.files:
+            self.files.add(resolved)
+            self._add_parents(name or "")
+            for value in _imported_at_top(module):  # type: ignore[arg-type]
+                if name != self.spec_module or id(value) not in self.others:  # are left to the other specs' keys
+                    self.follow(value)
         return True
 
     def _add_parents(self, name: str) -> None:
@@ -182,7 +188,7 @@ class _Walk:
             if name in function.__globals__:
                 value = function.__globals__[name]
                 self.follow(value)
-                if isinstance(value, types.ModuleType):  # `ops.helper(...)`: the attributes its code names
+                if isinstance(value, types.ModuleType) and self.module_counts(value.__name__):  # `ops.helper(...)`
                     for attribute in names:
                         if attribute in vars(value):
                             self.follow(vars(value)[attribute])
@@ -199,7 +205,7 @@ def _code_names(code: types.CodeType) -> set[str]:
 
 def _is_code(value: Any) -> bool:
     """A function, a triton kernel (JITFunction, Autotuner: `.fn`), a callable object; not a type such as torch.Tensor."""
-    return (callable(value) and not isinstance(value, type)) or hasattr(value, "fn")
+    return (callable(value) and not isinstance(value, type)) or _unwrapped(value) is not value
 
 
 def _callables(spec: Any) -> list[Any]:
@@ -245,11 +251,8 @@ def kernel_inputs(spec: Any, others: frozenset[int] = frozenset()) -> dict[str, 
     """What a kernel's cells depend on in its own code: each file reached (path and hash), the other packages'
     versions, the spec's data. `others`: ids of the callables other specs hold, not followed from the spec's module."""
     module = _spec_module(spec)
-    walk = _Walk(_own_packages(spec, module))
-    if module is not None and walk.module_counts(module):
-        for value in _imported_at_top(sys.modules[module]):
-            if id(value) not in others:
-                walk.follow(value)
+    walk = _Walk(_own_packages(spec, module), module, others)
+    walk.module_counts(module)
     for value in _callables(spec):
         walk.follow(value)
     return {"files": {path: _digest(Path(path).read_bytes()) for path in sorted(walk.files)},
@@ -257,9 +260,9 @@ def kernel_inputs(spec: Any, others: frozenset[int] = frozenset()) -> dict[str, 
 
 
 def _imported_at_top(module: types.ModuleType) -> list[Any]:
-    """What the spec's module names in its top-level code and did not define itself: the helpers it imports (a
-    version check, shared settings). Its own functions count by its source, and by whichever spec's code uses them;
-    what another spec holds (its kernels, its launch) is left to that spec's key."""
+    """What a module's top-level code names and the module did not define itself: the modules and helpers it
+    imports (a version check, shared settings, a module imported for what importing it does). Its own functions
+    count by its source, and by whichever spec's code uses them."""
     file = getattr(module, "__file__", None)
     if not file or not file.endswith(".py"):
         return []
@@ -268,13 +271,21 @@ def _imported_at_top(module: types.ModuleType) -> list[Any]:
     except (OSError, SyntaxError, ValueError):
         return []
     values = [vars(module)[name] for name in names if name in vars(module)]
+    values += [sys.modules[name] for name in names if "." in name and name in sys.modules]  # `import a.b`
     return [value for value in values if isinstance(value, types.ModuleType)
             or getattr(_unwrapped(value), "__module__", module.__name__) != module.__name__]
 
 
 def _unwrapped(value: Any) -> Any:
-    while hasattr(value, "fn") and not isinstance(value, type):
-        value = value.fn
+    """The Python function a triton kernel object holds (`.fn`, repeatedly); anything else as it is."""
+    for _ in range(8):
+        try:
+            inner = None if isinstance(value, type) else getattr(value, "fn", None)
+        except Exception:  # an object whose __getattr__ raises something else (torch's custom-class proxies)
+            inner = None
+        if inner is None:
+            return value
+        value = inner
     return value
 
 
@@ -287,12 +298,28 @@ def cell_key(kernel: str, cell: str, run: dict[str, Any]) -> str:
     return _digest(json.dumps({"kernel": kernel, "cell": cell, "run": run}, sort_keys=True))
 
 
+def _held(spec: Any) -> set[int]:
+    """The ids of a spec's callables, of the functions they wrap and of the modules that define them."""
+    values = [_unwrapped(value) for value in _callables(spec)] + _callables(spec)
+    modules = [sys.modules.get(getattr(value, "__module__", "") or "") for value in values]
+    return {id(value) for value in values + [module for module in modules if module is not None]}
+
+
+def kernel_keys(specs: dict[str, Any], names: set[str]) -> dict[str, str]:
+    """Each named kernel's key; what the other specs of `specs` hold is not followed from a spec module's imports
+    (one module defining nine specs would make each depend on the nine kernels)."""
+    held = {name: _held(spec) for name, spec in specs.items()}
+    keys = {}
+    for name in sorted(names):
+        others = frozenset().union(*(ids for other, ids in held.items() if other != name)) - held[name]
+        try:
+            keys[name] = kernel_key(specs[name], frozenset(others))
+        except Exception as exc:  # an object the walk cannot read: that kernel's cells get no key, and always run
+            print(f"reuse: no content key for kernel {name} ({type(exc).__name__}: {exc}); its cells always run")
+    return keys
+
+
 def cell_keys(specs: dict[str, Any], cells: list[Any], run: dict[str, Any]) -> dict[str, str]:
     """cell id -> key, for `cells` (harness.run.selection.Cell) of the kernels in `specs`."""
-    held = {name: {id(_unwrapped(value)) for value in _callables(spec)} | {id(value) for value in _callables(spec)}
-            for name, spec in specs.items()}
-    kernels = {}
-    for name in sorted({cell.kernel for cell in cells}):
-        others = frozenset().union(*(ids for other, ids in held.items() if other != name)) - held[name]
-        kernels[name] = kernel_key(specs[name], frozenset(others))
-    return {cell.id: cell_key(kernels[cell.kernel], cell.id, run) for cell in cells}
+    kernels = kernel_keys(specs, {cell.kernel for cell in cells})
+    return {cell.id: cell_key(kernels[cell.kernel], cell.id, run) for cell in cells if cell.kernel in kernels}
