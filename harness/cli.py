@@ -26,13 +26,16 @@ from harness.report.upstream.tutorial_command import add_parser as add_tutorial_
 from harness.repro_command import add_parser as add_repro_parser
 from harness.results import ResultsFileError, ResultsWriter, read_results
 from harness.run.bytecode import enable_bytecode_cache
+from harness.run.cell import artifacts_shared
 from harness.run.confirm import CellRerunner, changed_cells, confirm_changes, confirming_line
 from harness.run.confirm_sample import resolve_sample
 from harness.run.environment import describe, environment_tag, resolve_tier
 from harness.run.isolation import run_isolated
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR, add_cli_options, pytest_arguments
 from harness.run.order import OrderError, parse_order
-from harness.run.plan import command_line, interrupted_message, plan_run
+from harness.run.plan import apply_reuse, command_line, interrupted_message, plan_run
+from harness.run.repeat import parse_repeat
+from harness.run.reuse_key import outcome_options, run_inputs
 from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
 from harness.run.shard import parse_shard
 from harness.run.startup import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, zygote_ahead
@@ -71,7 +74,7 @@ def _plan_and_run(args: argparse.Namespace, ahead: Path | None) -> int:
         print(f"kernels: the {len({cell.kernel for cell in plan.asked})} of {', '.join(args.kernels_from)}; the built-in "
               "catalogue joins with --with-catalogue, or by name with -k")
     print(f"{len(plan.to_run)} cells, {workers} worker(s), isolation {args.isolation}, tier {tier}")
-    if not plan.to_run and not plan.resume:
+    if not plan.to_run and not plan.resume and not plan.reused:
         print(f"shard {plan.shard}: no cells in this shard of the selection; nothing to run, nothing written")
         return 0
     code = _run_pytest(args, plan, tier, workers, ahead)
@@ -110,9 +113,17 @@ def _plan_run(args: argparse.Namespace) -> tuple[Any, str, int]:
     with cli_errors(ValueError):  # --shard, --durations-from, --resume, --repeat, --order
         plan = plan_run(args, select_cells(kernels, styles, pipelines), environment,
                         Path("reports") / f"results-{environment_tag(environment)}.jsonl")
+        if args.reuse:
+            apply_reuse(plan, args.reuse, loaded["specs"], run_inputs(environment, _outcome_options(args, tier)))
     if str(args.workers) == "auto":
         workers = workers_for_groups(workers, len({cell.group for cell in plan.to_run}))
     return plan, tier, workers
+
+
+def _outcome_options(args: argparse.Namespace, tier: str) -> dict[str, Any]:
+    """The options in every cell's content key, as the plugin reads them (harness.plugin.state)."""
+    return outcome_options(args.isolation, args.cold_cache, artifacts_shared(not args.no_shared_artifacts, args.cold_cache),
+                           args.timeout or DEFAULT_TIMEOUT_S[tier], parse_repeat(args.repeat))
 
 
 def _check_options_before_the_kernels(args: argparse.Namespace) -> None:
@@ -152,10 +163,11 @@ def _run_pytest(args: argparse.Namespace, plan: Any, tier: str, workers: int, ah
                            "resume": str(plan.output) if plan.resume else None}
     pytest_args = [str(MATRIX_DIR), "-q", "--no-header", "-p", "no:cacheprovider", "-p", "no:warnings", "-p", "no:benchmark",
                    "--rootdir", str(REPO_ROOT), "--matrix-progress",
-                   *pytest_arguments(values), "-n", str(workers), "--dist", "loadgroup",
+                   *pytest_arguments(values), *_workers_arguments(args, plan, workers), "--dist", "loadgroup",
                    *(["--matrix-zygote-ahead", str(ahead)] if ahead else []), *args.pytest_args]
     try:
-        code = pytest.main(pytest_args) if plan.to_run else pytest.ExitCode.OK
+        # every cell reused: pytest in this process, no worker, writes the file with the copied cells
+        code = pytest.main(pytest_args) if plan.to_run or plan.reused else pytest.ExitCode.OK
     except KeyboardInterrupt:  # outside pytest's own handling
         code = pytest.ExitCode.INTERRUPTED
     if code == pytest.ExitCode.INTERRUPTED:
@@ -167,6 +179,14 @@ def _run_pytest(args: argparse.Namespace, plan: Any, tier: str, workers: int, ah
         print(f"error: pytest stopped with exit code {int(code)}; results so far are in {plan.output}", file=sys.stderr)
         return int(code)
     return None
+
+
+def _workers_arguments(args: argparse.Namespace, plan: Any, workers: int) -> list[str]:
+    """`-n N`; with every cell reused, no worker (`-n 0`) and the isolation named, so that the plugin keeps it (without
+    -n it would choose `process`) and its keys match the ones the plan reused them by."""
+    if plan.to_run:
+        return ["-n", str(workers)]
+    return ["-n", "0", "--matrix-isolation", args.isolation]
 
 
 def _baseline_for(environment: dict[str, Any], directory: str | None) -> tuple[dict[str, str] | None, Path | None]:

@@ -27,7 +27,7 @@ from harness.plugin.state import (
     stop_loader,
 )
 from harness.report.markdown.summary import render_summary
-from harness.results import CellResult, ResultsWriter, header_record, read_results, recorded_cell
+from harness.results import REUSE_INPUTS, REUSE_KEY, CellResult, ResultsWriter, header_record, read_results, recorded_cell
 from harness.run.cell import CellRequest, result_for
 from harness.run.environment import describe, environment_tag
 from harness.run.isolation import run_isolated
@@ -206,7 +206,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if path and not resume and Path(path).exists() and not option.matrix_overwrite:
         raise pytest.UsageError(f"{path}: results file exists; pass --matrix-overwrite to replace it")
     if (option.matrix_kernel or option.matrix_style or option.matrix_pipeline or option.kernels_from
-            or resume or option.matrix_shard or option.matrix_repeat != "1"
+            or resume or option.matrix_reuse or option.matrix_shard or option.matrix_repeat != "1"
             or option.matrix_order != "longest-first"):
         matrix_state(config)  # bad names, shard, repeat or resume file: one error before anything runs
     config.pluginmanager.register(ResultsRecorder(config), "triton-compat-matrix-recorder")
@@ -229,6 +229,17 @@ class ResultsRecorder:
             self.progress = Progress(len(state.planned), self.started_at, live=live,
                                      write=(terminal.rewrite if live else terminal.write_line) if terminal else print,
                                      time_left=TimeLeft((cell.id for cell in state.planned), state.durations))
+        self._write_reused()
+
+    def _write_reused(self) -> None:
+        """The cells --matrix-reuse copies go first, before any worker starts: a style run now finds its reused
+        control there (judge_by_control), and a run that reuses every cell still writes its file."""
+        if self.config.option.matrix_reuse:
+            state = matrix_state(self.config)
+            for cell in state.reused.values():
+                if self.writer is None:
+                    self.writer = self._open_writer()
+                self.writer.write_cell(cell)
 
     def _open_writer(self) -> ResultsWriter:
         state = matrix_state(self.config)
@@ -243,7 +254,7 @@ class ResultsRecorder:
                                worker_start=getattr(option, "matrix_worker_start", None),
                                cell_timeout_s=state.timeout_s, kernels=kernels,
                                started_at=round(self.started_at, 3), **self._zygote_warmup(),
-                               **state.run_options())
+                               **state.run_options(), **{REUSE_INPUTS: state.reuse_run})
         self.results_path = path
         return ResultsWriter(path, header, append=bool(option.matrix_resume))  # resuming keeps the file's own header
 
@@ -276,6 +287,9 @@ class ResultsRecorder:
         if self.writer is None:
             self.writer = self._open_writer()
         result = CellResult.from_record(dict(records[0]))  # type: ignore[call-overload]
+        key = matrix_state(self.config).keys.get(result.id)
+        if key is not None:  # what a later --reuse compares (harness.run.reuse)
+            result.detail[REUSE_KEY] = key
         self.writer.write_cell(result)
         if result.style == CONTROL_STYLE:  # judges a style whose worker dies (harness.plugin.xdist_hooks)
             matrix_state(self.config).controls[(result.kernel, result.pipeline)] = result

@@ -22,6 +22,8 @@ from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR
 from harness.run.order import OrderError, parse_order
 from harness.run.repeat import RepeatError, parse_repeat
 from harness.run.resume import ResumeError, check_resumable, repair_torn_tail
+from harness.run.reuse import ReuseError, reused_cells
+from harness.run.reuse_key import cell_keys, outcome_options, run_inputs
 from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
 from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
 from harness.run.startup import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, STARTED_VARIABLE, make_loader_dir, stop
@@ -32,6 +34,7 @@ RESULT_PROPERTY = "matrix_cell"
 # zygote, the run's tier, the results file the controller writes, the durations the cells are ordered by.
 WORKER_ROOT, GPU, LOADER, TIER, RESULTS_FILE = "tcm_worker_root", "tcm_gpu", "tcm_loader", "tcm_tier", "tcm_results"
 DURATIONS = "tcm_durations"
+REUSED = "tcm_reused"  # the ids of the cells the controller copied from a --matrix-reuse file
 _state_key = pytest.StashKey["MatrixState"]()
 _loader_key = pytest.StashKey[Path]()
 
@@ -74,7 +77,11 @@ class MatrixState:
         durations, self.durations = run_durations(option.matrix_durations_from, workerinput, self.tier)
         in_shard = shard_cells(select_cells(self.kernels, self.styles, self.pipelines), self.shard, durations)
         done = self._resume_from(option.matrix_resume)
-        self.planned = [cell for cell in in_shard if cell.id not in done]
+        self.reuse_run: dict[str, Any] = {}
+        self.keys: dict[str, str] = {}  # cell id -> content key: the controller's, for every cell it may record
+        self.reused: dict[str, CellResult] = {}
+        reused = self._reuse_from(option.matrix_reuse, [cell for cell in in_shard if cell.id not in done], workerinput)
+        self.planned = [cell for cell in in_shard if cell.id not in done and cell.id not in reused]
         self._private_caches()
 
     def _point_at_loader(self) -> None:
@@ -99,6 +106,24 @@ class MatrixState:
             if cell.style == CONTROL_STYLE:
                 self.controls[(cell.kernel, cell.pipeline)] = cell
         return {cell.id for cell in results.cells}
+
+    def _reuse_from(self, path: str | None, cells: list[Any], workerinput: dict[str, Any] | None) -> set[str]:
+        """The cells copied, not run (harness.run.reuse): the controller computes every cell's key, whether or not
+        --matrix-reuse is given, to write it in each record; a worker takes the ids the controller handed it."""
+        if workerinput is not None:
+            return set(workerinput.get(REUSED) or ())
+        options = outcome_options(self.isolation, self.cold_cache, self.share_artifacts, self.timeout_s, self.repeat)
+        self.reuse_run = run_inputs(describe(self.tier), options)
+        self.keys = cell_keys(self.specs, cells, self.reuse_run)
+        if not path:
+            return set()
+        self.reused, line = reused_cells(path, self.keys, self.reuse_run)
+        if not self.config.option.matrix_progress:  # `harness run` says it itself (harness.run.plan)
+            print(line)
+        for cell in self.reused.values():  # a reused control judges the styles that run now
+            if cell.style == CONTROL_STYLE:
+                self.controls[(cell.kernel, cell.pipeline)] = cell
+        return set(self.reused)
 
     def run_options(self) -> dict[str, Any]:
         """What the header records of --matrix-shard, --matrix-durations-from and --matrix-repeat, when given."""
@@ -190,7 +215,8 @@ def matrix_state(config: pytest.Config) -> MatrixState:
 
         try:
             config.stash[_state_key] = MatrixState(config)
-        except (SelectionError, KernelSourceError, ShardError, ResumeError, RepeatError, OrderError) as exc:
+        except (SelectionError, KernelSourceError, ShardError, ResumeError, ReuseError, RepeatError,
+                OrderError) as exc:
             raise pytest.UsageError(str(exc)) from None
     return config.stash[_state_key]
 

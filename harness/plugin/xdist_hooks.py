@@ -28,6 +28,7 @@ from harness.plugin.state import (
     LOADER,
     RESULT_PROPERTY,
     RESULTS_FILE,
+    REUSED,
     TIER,
     WORKER_ROOT,
     cell_id_of,
@@ -102,7 +103,8 @@ def pytest_configure(config: pytest.Config) -> None:
         _start_workers_from_zygote(config)
     if _isolation(config) != "worker":
         return
-    if not getattr(config.option, "numprocesses", None):
+    every_cell_reused = config.option.matrix_reuse and not matrix_state(config).planned  # no worker is needed
+    if not getattr(config.option, "numprocesses", None) and not every_cell_reused:
         raise pytest.UsageError("the matrix runs its cells in pytest-xdist workers: add -n auto (or -n N), "
                                 "or ask for --matrix-isolation process")
     if getattr(config.option, "maxworkerrestart", None) is None:
@@ -197,6 +199,7 @@ def pytest_configure_node(node: Any) -> None:
     # The weights its collection orders the cells by, read here once (harness.plugin.state.run_durations).
     if runs_matrix(config):
         node.workerinput[DURATIONS] = matrix_state(config).durations
+        node.workerinput[REUSED] = sorted(matrix_state(config).reused)  # not to be run: the controller copied them
     if _root_key in config.stash:
         node.workerinput[WORKER_ROOT] = str(config.stash[_root_key])
 

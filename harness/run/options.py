@@ -90,6 +90,10 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               _matrix("durations-from"), in_bench=True),
     RunOption("resume", ("--resume",), "run only the selected cells not yet in this results file, appending to it",
               {"default": None, "metavar": "RESULTS.jsonl"}, _matrix("resume")),
+    RunOption("reuse", ("--reuse",), "copy, not run, each selected cell whose content key (its kernel's code and "
+              "spec, the harness, torch, triton, the GPU, the tier, the options) equals the key its record carries in "
+              "this earlier results file (docs/kernel-library-ci.md, \"Reuse\")",
+              {"default": None, "metavar": "RESULTS.jsonl"}, _matrix("reuse")),
     RunOption("repeat", ("--repeat",), "run each cell N times; differing outcomes make it flaky",
               {"default": "1", "metavar": "N"}, _matrix("repeat")),
     RunOption("confirm", ("--confirm",), "run each cell whose outcome differs from the baseline again, alone, in a new "

@@ -17,6 +17,8 @@ from typing import Any
 from harness.results import ResultsFileError, read_results
 from harness.run.repeat import parse_repeat
 from harness.run.resume import check_resumable, repair_torn_tail, resume_command
+from harness.run.reuse import reused_cells
+from harness.run.reuse_key import cell_keys
 from harness.run.selection import Cell
 from harness.run.shard import Shard, load_durations, parse_shard, shard_cells
 
@@ -32,6 +34,7 @@ class RunPlan:
     output: Path
     resume: bool = False
     shard: Shard | None = None
+    reused: int = 0  # cells copied from a --reuse file, not run (harness.run.reuse)
 
     def done(self) -> int:
         """How many asked cells the results file holds now (0 when it is missing or unreadable)."""
@@ -68,6 +71,16 @@ def plan_run(args: argparse.Namespace, selection: list[Cell], environment: dict[
     to_run = [cell for cell in asked if cell.id not in done]
     print(f"resume: {len(asked) - len(to_run)} of {len(asked)} cells already in {output}; running {len(to_run)}")
     return RunPlan(asked, to_run, output, resume=True, shard=shard)
+
+
+def apply_reuse(plan: RunPlan, reuse: str, specs: dict[str, Any], run: dict[str, Any]) -> None:
+    """Leave out of `to_run` the cells --reuse copies (the plugin copies them: harness.plugin.state); ReuseError."""
+    if plan.resume:
+        raise PlanError("--resume finishes a file and --reuse starts a new one from an earlier run: choose one")
+    reused, line = reused_cells(reuse, cell_keys(specs, plan.to_run, run), run)
+    print(line)
+    plan.reused = len(reused)
+    plan.to_run = [cell for cell in plan.to_run if cell.id not in reused]
 
 
 def interrupted_message(plan: RunPlan, command: list[str]) -> str:

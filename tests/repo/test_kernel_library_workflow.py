@@ -110,3 +110,59 @@ def test_a_missing_baseline_fails_the_gate_with_a_line_saying_how_to_make_one(jo
 def test_the_html_step_checks_the_command_exists_before_calling_it():
     script = step_script("HTML report")
     assert script.index("if ! python -m harness html --help") < script.index('python -m harness html "$OUT')
+
+
+def step_block(name_prefix: str) -> str:
+    """The whole text of the step whose name starts with `name_prefix` (its `if`, `uses` and `with` too)."""
+    text = WORKFLOW.read_text(encoding="utf-8")
+    match = re.search(rf"\n(\s+)- name: {re.escape(name_prefix)}.*?(?=\n\1- |\Z)", text, re.DOTALL)
+    assert match, f"no step {name_prefix!r}"
+    return match.group(0)
+
+
+def field(block: str, name: str) -> str:
+    match = re.search(rf"\n\s+{name}: (.*)", block)
+    assert match, f"no {name} in {block}"
+    return match.group(1).strip()
+
+
+def test_the_cache_is_restored_before_the_run_and_saved_after_it_even_when_the_job_fails():
+    text = WORKFLOW.read_text(encoding="utf-8")
+    restore, save = step_block("Restore the previous run's results"), step_block("Keep this run's results")
+    assert "uses: actions/cache/restore@" in restore and "uses: actions/cache/save@" in save
+    assert text.index(restore) < text.index("- name: Run the matrix") < text.index(save)
+    assert field(save, "if").startswith("always() && inputs.reuse")  # a regression fails the job: keep its results
+    assert field(restore, "path") == field(save, "path") == ".tcm-reuse"
+    assert "REUSE_DIR: ${{ github.workspace }}/.tcm-reuse" in text
+    key = field(restore, "key")
+    assert key == field(save, "key")
+    for part in ("runner.os", "matrix.torch", "inputs.tier", "inputs.python-version", "inputs.kernels-from",
+                 "github.ref_name", "github.run_id", "github.run_attempt"):
+        assert part in key, part  # a cache entry is written once: the key is new for every run
+
+
+def test_the_restore_keys_let_a_pull_request_start_from_its_base_branchs_cache():
+    restore = step_block("Restore the previous run's results")
+    key = field(restore, "key")
+    prefixes = [line.strip() for line in restore.split("restore-keys: |", 1)[1].splitlines() if line.strip()]
+    branch_prefix = key.split("${{ github.run_id }}")[0]
+    assert prefixes == [branch_prefix, key.split("${{ github.ref_name }}")[0]]  # this branch's newest, then any branch's
+
+
+def test_a_second_run_step_reuses_the_first_ones_cells(tmp_path):
+    """The run step twice with the kept folder between them, as the cache keeps it: the second copies every cell."""
+    environment = {**os.environ, "OUT": str(tmp_path / "tcm-out"), "TORCH_VERSION": "2.13.0",
+                   "KERNELS_FROM": "tests/fixtures/kernel_library/library_kernels.py", "KERNELS": "", "STYLES": "",
+                   "PIPELINES": "eager", "TIER": "cpu", "BASELINE": "", "REUSE": "true",
+                   "REUSE_DIR": str(tmp_path / "tcm-reuse"), "GITHUB_OUTPUT": str(tmp_path / "run-output")}
+    first = run_step("Run the matrix", environment)
+    assert first.returncode == 0 and "reuse:" not in first.stdout, first.stdout[-2000:]
+    assert (tmp_path / "tcm-reuse" / "results.jsonl").is_file()
+    second = run_step("Run the matrix", environment)
+    assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
+    assert f"reuse: {len(STYLES)} of {len(STYLES)} cells reused" in second.stdout
+    records = [json.loads(line) for line in (tmp_path / "tcm-out" / "results.jsonl").read_text().splitlines()[1:]]
+    assert len(records) == len(STYLES) and all("reused_from" in record["detail"] for record in records)
+    (tmp_path / "tcm-reuse" / "results.jsonl").write_text("not a results file\n")
+    third = run_step("Run the matrix", environment)  # a kept file that does not read: every cell runs, no failure
+    assert third.returncode == 0 and "does not read; running every cell" in third.stdout, third.stdout[-2000:]

@@ -13,7 +13,7 @@ from tabulate import tabulate
 from harness.report.markdown.aggregate import cell_order
 from harness.report.markdown.escape import escape_cell
 from harness.report.markdown.tables import markdown_table
-from harness.results import ResultsFile
+from harness.results import REUSED_FROM, ResultsFile
 from harness.vocab import CALL_SITES, OUTCOMES, PIPELINES, STYLES
 
 SYMBOLS = {"pass": "ok", "wrong": "WRONG", "fail": "FAIL", "crash": "CRASH", "timeout": "TIME", "skip": "-", "env": "env",
@@ -77,7 +77,7 @@ def render_summary(results: ResultsFile, tablefmt: str = "simple") -> str:
         lines += ["", "call sites (docs/call-sites.md):", _grid(sited, lambda cell: f"{cell.style}@{cell.call_site}",
                                                                 sites, tablefmt)]
     lines += ["", "legend: " + ", ".join(f"{v} = {k}" for k, v in SYMBOLS.items()) + " (xN: N kernels)"]
-    return "\n".join(lines + flaky_lines(results) + confirmation_lines(results))
+    return "\n".join(lines + reuse_lines(results) + flaky_lines(results) + confirmation_lines(results))
 
 
 def confirmation_lines(results: ResultsFile) -> list[str]:
@@ -98,6 +98,20 @@ def confirmation_lines(results: ResultsFile) -> list[str]:
         if len(unconfirmed) > FLAKY_LINES:
             lines.append(f"  ... and {len(unconfirmed) - FLAKY_LINES} more in the results file")
     return lines
+
+
+def reuse_lines(results: ResultsFile) -> list[str]:
+    """How many cells were copied from an earlier run by --reuse (their key unchanged), and from which files."""
+    sources: dict[str, int] = {}
+    for cell in results.cells:
+        origin = cell.detail.get(REUSED_FROM)
+        if isinstance(origin, dict):
+            sources[str(origin.get("file"))] = sources.get(str(origin.get("file")), 0) + 1
+    if not sources:
+        return []
+    where = ", ".join(f"{count} from {file}" for file, count in sorted(sources.items()))
+    return ["", f"reused: {sum(sources.values())} of {len(results.cells)} cells, not run again (their key unchanged): "
+                f"{where}"]
 
 
 def flaky_lines(results: ResultsFile) -> list[str]:

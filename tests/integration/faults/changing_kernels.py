@@ -4,7 +4,7 @@ With TCM_CHANGE_MODE=ok both kernels are the real `add` (the run a baseline is w
 - `transient_add`: the first process that launches it raises, every later one passes (TCM_CHANGE_DIR holds the
   marker that says a process already failed): a fault that a re-run in a new process does not see again;
 - `changed_add`: every launch returns x + y + 1, a result that really changed (always `wrong`). With
-  TCM_CHANGE_SLEEP_S, a process of its own (`python -m harness.run.cell_worker`: a confirmation's try) sleeps that
+  TCM_CHANGE_SLEEP_S, a process of its own (`python -m harness.run.isolation.cell_worker`: a confirmation's try) sleeps that
   long at its first launch and appends `pid start end` to TCM_CHANGE_DIR/tries.log: when the tries ran.
 """
 
