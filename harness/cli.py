@@ -29,13 +29,13 @@ from harness.run.bytecode import enable_bytecode_cache
 from harness.run.cell import artifacts_shared
 from harness.run.confirm import CellRerunner, changed_cells, confirm_changes, confirming_line
 from harness.run.confirm_sample import resolve_sample
+from harness.run.earlier import outcome_options, run_inputs
 from harness.run.environment import describe, environment_tag, resolve_tier
 from harness.run.isolation import run_isolated
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR, add_cli_options, pytest_arguments
 from harness.run.order import OrderError, parse_order
 from harness.run.plan import apply_reuse, command_line, interrupted_message, plan_run
 from harness.run.repeat import parse_repeat
-from harness.run.reuse_key import outcome_options, run_inputs
 from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
 from harness.run.shard import parse_shard
 from harness.run.startup import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, zygote_ahead

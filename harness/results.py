@@ -20,7 +20,7 @@ from harness.vocab import OUTCOMES, PIPELINES, STAGES, STYLES, cell_id
 SCHEMA_VERSION = 1
 # detail key: why the worker that ran the cell retired after it (a CUDA fault); written by the worker, read by shards
 WORKER_RETIRED = "worker_retired"
-# --reuse (harness.run.reuse): the cell's content key in its detail, where a reused record came from
+# --reuse (harness.run.earlier.cells): the cell's content key in its detail, where a reused record came from
 # ({"file", "started"}), and the run's part of every key in the header
 REUSE_KEY, REUSED_FROM, REUSE_INPUTS = "reuse_key", "reused_from", "reuse_inputs"
 RETIREMENT_S = 4.5  # a retired worker's replacement starting, until its group's next cell runs (docs/maintainers.md, "Ordering")

@@ -288,7 +288,7 @@ class ResultsRecorder:
             self.writer = self._open_writer()
         result = CellResult.from_record(dict(records[0]))  # type: ignore[call-overload]
         key = matrix_state(self.config).keys.get(result.id)
-        if key is not None:  # what a later --reuse compares (harness.run.reuse)
+        if key is not None:  # what a later --reuse compares (harness.run.earlier.cells)
             result.detail[REUSE_KEY] = key
         self.writer.write_cell(result)
         if result.style == CONTROL_STYLE:  # judges a style whose worker dies (harness.plugin.xdist_hooks)

@@ -17,13 +17,20 @@ from harness.report.markdown.committed import published_results
 from harness.results import CellResult
 from harness.run.caches import seed_this_process, use_caches_of
 from harness.run.cell import artifacts_shared
+from harness.run.earlier import (
+    ResumeError,
+    ReuseError,
+    cell_keys,
+    check_resumable,
+    outcome_options,
+    repair_torn_tail,
+    reused_cells,
+    run_inputs,
+)
 from harness.run.environment import describe, enter_tier, resolve_tier
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR
 from harness.run.order import OrderError, parse_order
 from harness.run.repeat import RepeatError, parse_repeat
-from harness.run.resume import ResumeError, check_resumable, repair_torn_tail
-from harness.run.reuse import ReuseError, reused_cells
-from harness.run.reuse_key import cell_keys, outcome_options, run_inputs
 from harness.run.selection import SelectionError, chosen_kernels, chosen_pipelines, chosen_styles, select_cells
 from harness.run.shard import ShardError, load_durations, parse_shard, shard_cells
 from harness.run.startup import LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE, STARTED_VARIABLE, make_loader_dir, stop
@@ -108,7 +115,7 @@ class MatrixState:
         return {cell.id for cell in results.cells}
 
     def _reuse_from(self, path: str | None, cells: list[Any], workerinput: dict[str, Any] | None) -> set[str]:
-        """The cells copied, not run (harness.run.reuse): the controller computes every cell's key, whether or not
+        """The cells copied, not run (harness.run.earlier.cells): the controller computes every cell's key, whether or not
         --matrix-reuse is given, to write it in each record; a worker takes the ids the controller handed it."""
         if workerinput is not None:
             return set(workerinput.get(REUSED) or ())

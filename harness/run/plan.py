@@ -15,10 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.results import ResultsFileError, read_results
+from harness.run.earlier import cell_keys, check_resumable, repair_torn_tail, resume_command, reused_cells
 from harness.run.repeat import parse_repeat
-from harness.run.resume import check_resumable, repair_torn_tail, resume_command
-from harness.run.reuse import reused_cells
-from harness.run.reuse_key import cell_keys
 from harness.run.selection import Cell
 from harness.run.shard import Shard, load_durations, parse_shard, shard_cells
 
@@ -34,7 +32,7 @@ class RunPlan:
     output: Path
     resume: bool = False
     shard: Shard | None = None
-    reused: int = 0  # cells copied from a --reuse file, not run (harness.run.reuse)
+    reused: int = 0  # cells copied from a --reuse file, not run (harness.run.earlier.cells)
 
     def done(self) -> int:
         """How many asked cells the results file holds now (0 when it is missing or unreadable)."""

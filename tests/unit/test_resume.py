@@ -9,7 +9,7 @@ import pytest
 from harness_commands import harness_command
 
 from harness.results import read_results
-from harness.run.resume import ResumeError, check_resumable, repair_torn_tail, resume_command
+from harness.run.earlier.resume import ResumeError, check_resumable, repair_torn_tail, resume_command
 
 REPO = Path(__file__).resolve().parents[2]
 ENVIRONMENT = {"torch": "2.13.0+cpu", "triton": "3.7.1", "tier": "cpu", "cpu_count": 2}

@@ -1,18 +1,19 @@
-"""The content key of `--reuse` (harness.run.reuse_key) and the choice of reused records (harness.run.reuse): a key
+"""The content key of `--reuse` (harness.run.earlier.key) and the choice of reused records (harness.run.earlier.cells): a key
 changes with every input it claims to hold, and with nothing else; a stale record is never copied."""
 
 import dataclasses
 import importlib
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.results import REUSE_INPUTS, REUSE_KEY, REUSED_FROM, CellResult, ResultsWriter, header_record
-from harness.run import reuse_key
-from harness.run.reuse import ReuseError, reused_cells
-from harness.run.reuse_key import cell_key, cell_keys, kernel_inputs, kernel_key, kernel_keys, outcome_options, run_inputs
+from harness.run.earlier import key as reuse_key
+from harness.run.earlier.cells import ReuseError, reused_cells
+from harness.run.earlier.key import cell_key, cell_keys, kernel_inputs, kernel_key, kernel_keys, outcome_options, run_inputs
 from harness.run.selection import Cell
 
 
@@ -178,3 +179,10 @@ def test_cell_keys_give_each_cell_its_kernels_key(library):
     helper.write_text(helper.read_text() + "\n# edited\n")
     after = cell_keys(found, cells, run())
     assert [cell for cell in keys if keys[cell] != after[cell]] == ["scale/raw/eager", "scale/native/eager"]
+
+
+def test_the_harness_source_hashed_is_the_harness_package():
+    import harness
+
+    assert reuse_key.HARNESS_ROOT == Path(harness.__file__).resolve().parent
+    assert (reuse_key.MATRIX_ROOT / "test_eager.py").is_file()

@@ -1,4 +1,4 @@
-"""`--reuse RESULTS.jsonl`: the content-keyed cousin of `--resume`. A cell whose key (harness.run.reuse_key) is the
+"""`--reuse RESULTS.jsonl`: the content-keyed cousin of `--resume`. A cell whose key (harness.run.earlier.key) is the
 one its record in an earlier results file carries is not run again: that record is copied into the new file,
 marked with where it came from. Any difference in the run's part (the harness's source, torch, triton, the GPU,
 the tier, the options) reruns every cell; a difference in a kernel's code or spec reruns that kernel's cells.

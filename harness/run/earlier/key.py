@@ -29,7 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-HARNESS_ROOT = Path(__file__).resolve().parents[1]
+HARNESS_ROOT = Path(__file__).resolve().parents[2]  # harness/
 MATRIX_ROOT = HARNESS_ROOT.parent / "matrix"
 # The environment's fields the run's part holds (harness.run.environment.describe); the rest (host, cores, OS
 # build) changes between CI runners without changing an outcome.
