@@ -1,4 +1,4 @@
-"""docs/tolerance.md explains every `wrong` cell of the published H100 results: its table's counts are the file's."""
+"""docs/tolerance.md explains every `wrong` cell of the published results: its table's counts are the file's."""
 
 import re
 from collections import Counter
@@ -7,7 +7,7 @@ from pathlib import Path
 from harness.results import CellResult, read_results
 
 REPO = Path(__file__).resolve().parents[2]
-SECTION = "## The `wrong` cells of the published H100 results"
+SECTION = "## The `wrong` cells of the published results"
 GROUPS = ("strided views", "flop counter skips the launch", "tensor descriptor compiled")  # the table's row order
 
 
