@@ -143,6 +143,8 @@ def _check_options_before_the_kernels(args: argparse.Namespace) -> None:
         raise CliError(f"--confirm {args.confirm}: expected the number of new runs per changed cell, 0 or more")
     with cli_errors(ValueError):
         resolve_sample(args.confirm_sample, 1)
+    if args.confirm_threshold < 0:
+        raise CliError(f"--confirm-threshold {args.confirm_threshold}: expected a number of changed cells, 0 or more")
     if args.output and not args.resume:  # whether it can be written is asked later: that may make its folder
         output = Path(args.output)
         summary = Path(args.summary) if args.summary else output.with_suffix(".md")
@@ -220,7 +222,7 @@ def _confirm(args: argparse.Namespace, results: Any, expected: dict[str, str], t
     if not changed:
         return None
     sample = resolve_sample(args.confirm_sample, workers)
-    print(confirming_line(len(changed), args.confirm, sample, workers))
+    print(confirming_line(len(changed), args.confirm, sample, workers, args.confirm_threshold))
     for variable in (LOADER_DIR_VARIABLE, LOADER_OWNER_VARIABLE):  # the run's loader zygote has stopped
         os.environ.pop(variable, None)
     rerun = CellRerunner(tier, list(args.kernels_from), args.timeout or DEFAULT_TIMEOUT_S[tier], run_isolated)
@@ -230,7 +232,7 @@ def _confirm(args: argparse.Namespace, results: Any, expected: dict[str, str], t
             print(f"  {line}", flush=True)
 
         for confirmed in confirm_changes(changed, expected, rerun, args.confirm, report=record, workers=workers,
-                                         sample=sample):
+                                         sample=sample, threshold=args.confirm_threshold):
             writer.write_cell(confirmed)
     finally:
         writer.close()

@@ -11,8 +11,9 @@ own first) with its outcome and evidence. The extra cost falls only on the chang
 
 Different cells are confirmed at once, as many as the run has workers (each try is still a new Python of its own;
 a cell's tries stay one after another, since a try that disagrees ends them). When more cells changed than
-`--confirm-sample` (harness.run.confirm_sample), only a sample is confirmed; each other changed cell gets a record
-whose verdict is **unconfirmed**, saying why, and keeps the run's outcome, as with `--confirm 0`.
+`--confirm-threshold` (harness.run.confirm_sample), only `--confirm-sample`'s sample is confirmed; each other
+changed cell gets a record whose verdict is **unconfirmed**, saying why, and keeps the run's outcome, as with
+`--confirm 0`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 from harness.results import CellResult
 from harness.run.cell import CellRequest
-from harness.run.confirm_sample import choose_sample
+from harness.run.confirm_sample import choose_sample, sample_size
 from harness.run.verdict import mark_env
 from harness.vocab import CONTROL_STYLE, split_cell_id
 
@@ -116,31 +117,34 @@ class CellRerunner:
         return result
 
 
-def confirming_line(changed: int, tries: int, sample: int, workers: int) -> str:
+def confirming_line(changed: int, tries: int, sample: int, workers: int, threshold: int = 0) -> str:
     """What the run is about to confirm, and what it leaves unconfirmed."""
+    sample = sample_size(changed, sample, threshold)
     at_once = f"{min(workers, sample if 0 < sample < changed else changed)} at once"
-    if 0 < sample < changed:
+    if sample:
         return (f"confirming a sample of {sample} of the {changed} cells that differ from the baseline (more than "
-                f"--confirm-sample {sample}; the other {changed - sample} are recorded as unconfirmed): each alone in "
+                f"--confirm-threshold {threshold}; the other {changed - sample} are recorded as unconfirmed): each alone in "
                 f"a new Python with cold caches, up to {tries} time(s), {at_once}")
     return (f"confirming {changed} cell(s) that differ from the baseline: each alone, in a new Python with cold "
             f"caches, up to {tries} time(s), {at_once}")
 
 
-def sample_reason(changed: int, size: int) -> str:
+def sample_reason(changed: int, size: int, threshold: int) -> str:
     """Why a changed cell was not confirmed: the words of its record and of the run's output."""
-    return (f"not in the sample: {changed} cells changed, more than --confirm-sample {size}; "
-            f"{size} confirmed, chosen across pipelines and changes")
+    return (f"not in the sample: {changed} cells changed, more than --confirm-threshold {threshold}; "
+            f"--confirm-sample {size} confirmed, chosen across pipelines and changes")
 
 
 def confirm_changes(cells: Iterable[CellResult], expected: dict[str, str], rerun: Callable[[CellResult], CellResult],
                     tries: int = DEFAULT_TRIES, report: Callable[[str], None] | None = None, workers: int = 1,
-                    sample: int = 0) -> list[CellResult]:
-    """Confirm the changed cells, `workers` at once, a sample of `sample` when more changed (0: all); returns the
+                    sample: int = 0, threshold: int = 0) -> list[CellResult]:
+    """Confirm the changed cells, `workers` at once, a sample of `sample` when more than `threshold` changed (a
+    sample of 0: all); returns the
     records to append to the results file: the confirmed or flaky ones in the order they finished, then the
     unconfirmed ones. `report` hears one line per confirmed or flaky cell as it is settled."""
     changed = changed_cells(cells, expected)
-    chosen, left = choose_sample(changed, expected, sample)
+    size = sample_size(len(changed), sample, threshold)
+    chosen, left = choose_sample(changed, expected, size)
     records: list[CellResult] = []
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="confirm")  # each try is a process
     try:
@@ -151,5 +155,5 @@ def confirm_changes(cells: Iterable[CellResult], expected: dict[str, str], rerun
                 report(confirmation_line(records[-1]))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # an interrupt starts no further try
-    why = sample_reason(len(changed), sample)
+    why = sample_reason(len(changed), size, threshold)
     return records + [unconfirmed_cell(cell, expected[cell.id], why) for cell in left]

@@ -1,7 +1,8 @@
 """Which changed cells to confirm when too many changed to confirm them all (a new torch, a nightly, an RC).
 
 Confirming a cell costs up to `--confirm` new Pythons with cold caches. When more cells changed than
-`--confirm-sample N`, N of them are confirmed and the rest are recorded as **unconfirmed** (harness.run.confirm).
+`--confirm-threshold T` (a few real changes are all confirmed), `--confirm-sample N` of them are confirmed and the
+rest are recorded as **unconfirmed** (harness.run.confirm).
 The sample is deterministic (the same changed cells give the same sample on every machine) and spread: the changed
 cells are grouped by pipeline and change (baseline outcome -> run outcome), the groups take turns, largest first,
 and within a group the next cell is the one whose kernel and style the sample has seen least, ties broken by a hash
@@ -31,6 +32,12 @@ def resolve_sample(value: str | int, workers: int) -> int:
     if size < 0:
         raise ValueError(f"--confirm-sample {value}: expected auto, 0 (confirm every changed cell) or a number of cells")
     return size
+
+
+def sample_size(changed: int, sample: int, threshold: int) -> int:
+    """How many of `changed` cells to confirm, 0 meaning every one: all of them when at most `threshold` (or the
+    sample) changed or the sample is 0, else the sample."""
+    return 0 if sample <= 0 or changed <= max(threshold, sample) else sample
 
 
 def stratum(cell: CellResult, expected: dict[str, str]) -> tuple[str, str, str]:

@@ -99,10 +99,12 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
     RunOption("confirm", ("--confirm",), "run each cell whose outcome differs from the baseline again, alone, in a new "
               "Python with cold caches, up to N times; tries that disagree make it flaky, and only confirmed changes "
               "count as regressions (0: believe the first run)", {"type": int, "default": 3, "metavar": "N"}),
-    RunOption("confirm_sample", ("--confirm-sample",), "confirm at most N changed cells, as many at once as the run "
-              "has workers: when more changed (a new torch), a sample of N spread across pipelines, changes, kernels "
-              "and styles is confirmed and the rest are recorded and listed as unconfirmed (auto, the default: one "
-              "per worker; 0: confirm every one)", {"default": "auto", "metavar": "N"}),
+    RunOption("confirm_threshold", ("--confirm-threshold",), "confirm every changed cell when at most T changed (as "
+              "many at once as the run has workers); when more changed (a new torch), only --confirm-sample's sample",
+              {"type": int, "default": 4, "metavar": "T"}),
+    RunOption("confirm_sample", ("--confirm-sample",), "above --confirm-threshold, confirm N changed cells spread "
+              "across pipelines, changes, kernels and styles; the rest are recorded and listed as unconfirmed (auto, "
+              "the default: one per worker; 0: confirm every one)", {"default": "auto", "metavar": "N"}),
     RunOption("order", ("--order",), "the order cells start in: longest-first (default: the longest groups first, by "
               "--durations-from or the published results), reversed (that order backwards), or a number (shuffled with "
               "that seed); with -n 1 it is the order within the one worker (`harness order-check` compares two)",

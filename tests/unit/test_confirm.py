@@ -159,7 +159,8 @@ def test_above_the_sample_the_rest_are_recorded_unconfirmed_never_confirmed_nor_
     assert verdicts == {"confirmed": 2, "unconfirmed": 3} and len(set(rerun.calls)) == 2
     unconfirmed = [record for record in records if record.detail["confirmation"]["verdict"] == "unconfirmed"]
     assert all(record.outcome == "fail" and not record.repeats for record in unconfirmed)
-    assert "5 cells changed, more than --confirm-sample 2" in unconfirmed[0].detail["confirmation"]["why"]
+    why = unconfirmed[0].detail["confirmation"]["why"]
+    assert "5 cells changed, more than --confirm-threshold 0; --confirm-sample 2 confirmed" in why
     assert "unconfirmed (not in the sample" in confirmation_line(unconfirmed[0])
     _write(tmp_path / "r.jsonl", *cells, *records)
     results = read_results(tmp_path / "r.jsonl")
@@ -176,6 +177,17 @@ def test_the_run_says_what_it_confirms_and_what_it_samples() -> None:
     sampled = confirming_line(20, 3, 8, 2)
     assert "a sample of 8 of the 20" in sampled and "the other 12 are recorded as unconfirmed" in sampled
     assert "confirming 20 cell(s)" in confirming_line(20, 3, 0, 2)
+    assert "confirming 20 cell(s)" in confirming_line(20, 3, 8, 2, threshold=20)
+    assert "a sample of 8 of the 21" in confirming_line(21, 3, 8, 2, threshold=20)
+
+
+def test_at_or_below_the_threshold_every_changed_cell_is_confirmed_whatever_the_sample() -> None:
+    cells, expected = _failing(4)
+    records = confirm_changes(cells, expected, _Concurrency(), tries=1, workers=2, sample=1, threshold=4)
+    assert {record.detail["confirmation"]["verdict"] for record in records} == {"confirmed"} and len(records) == 4
+    records = confirm_changes(cells, expected, _Concurrency(), tries=1, workers=2, sample=1, threshold=3)
+    assert Counter(record.detail["confirmation"]["verdict"] for record in records) == {"confirmed": 1,
+                                                                                       "unconfirmed": 3}
 
 
 def test_the_report_s_footnote_says_a_failing_cell_s_change_is_unconfirmed() -> None:

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from harness.results import CellResult
-from harness.run.confirm_sample import choose_sample, resolve_sample, stratum
+from harness.run.confirm_sample import choose_sample, resolve_sample, sample_size, stratum
 
 KERNELS = ("add", "sin", "silu", "softmax", "add_inplace", "two_outputs")
 STYLES = ("native", "raw", "autograd_function", "custom_op", "triton_op", "wrap_triton")
@@ -78,3 +78,8 @@ def test_auto_is_a_cell_per_worker_and_a_bad_value_is_named() -> None:
     for bad in ("-1", "many"):
         with pytest.raises(ValueError, match=f"--confirm-sample {bad}: expected auto"):
             resolve_sample(bad, 2)
+
+
+def test_the_threshold_decides_whether_to_sample_and_never_confirms_fewer_than_the_sample() -> None:
+    assert sample_size(4, 2, 4) == 0 and sample_size(5, 2, 4) == 2  # 0: every changed cell
+    assert sample_size(6, 8, 4) == 0 and sample_size(9, 8, 4) == 8 and sample_size(500, 0, 4) == 0

@@ -1,11 +1,12 @@
 """`add`, as a plug-in whose behaviour a test sets from outside, to drive the confirmation of changed cells.
 
-With TCM_CHANGE_MODE=ok both kernels are the real `add` (the run a baseline is written from). With `faults`:
+With TCM_CHANGE_MODE=ok the kernels are the real `add` (the run a baseline is written from). With `faults`:
 - `transient_add`: the first process that launches it raises, every later one passes (TCM_CHANGE_DIR holds the
   marker that says a process already failed): a fault that a re-run in a new process does not see again;
-- `changed_add`: every launch returns x + y + 1, a result that really changed (always `wrong`). With
-  TCM_CHANGE_SLEEP_S, a process of its own (`python -m harness.run.isolation.cell_worker`: a confirmation's try) sleeps that
-  long at its first launch and appends `pid start end` to TCM_CHANGE_DIR/tries.log: when the tries ran.
+- `changed_add` (and `also_changed_add`, the same): every launch returns x + y + 1, a result that really changed
+  (always `wrong`). With TCM_CHANGE_SLEEP_S, a process of its own (`python -m harness.run.isolation.cell_worker`:
+  a confirmation's try) sleeps that long at its first launch and appends `pid start end` to TCM_CHANGE_DIR/tries.log:
+  when the tries ran.
 """
 
 from __future__ import annotations
@@ -70,4 +71,6 @@ def launch_changed(wrap, x, y):
 SPECS = [dataclasses.replace(add.SPEC, name="transient_add", launch=launch_transient,
                              description="add that fails once with TCM_CHANGE_MODE=faults (confirmation tests)"),
          dataclasses.replace(add.SPEC, name="changed_add", launch=launch_changed,
-                             description="add that is wrong with TCM_CHANGE_MODE=faults (confirmation tests)")]
+                             description="add that is wrong with TCM_CHANGE_MODE=faults (confirmation tests)"),
+         dataclasses.replace(add.SPEC, name="also_changed_add", launch=launch_changed,
+                             description="changed_add again: two changed cells to confirm at once")]

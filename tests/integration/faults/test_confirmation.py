@@ -39,7 +39,7 @@ def _run(folder: Path, mode: str, name: str, kernels: str, *extra: str,
 @pytest.fixture(scope="module")
 def baseline_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("confirm")
-    clean = _run(folder, "ok", "clean", "transient_add,changed_add", "--baseline-dir", "none")
+    clean = _run(folder, "ok", "clean", "transient_add,changed_add,also_changed_add", "--baseline-dir", "none")
     assert clean.returncode == 0, clean.stdout + clean.stderr
     written = harness_command(["baseline", str(folder / "clean.jsonl"), "--dir", str(folder / "expected")])
     assert written.returncode == 0, written.stderr
@@ -79,13 +79,13 @@ def test_a_changed_result_is_confirmed_and_fails_the_run(baseline_dir: Path, tmp
 def test_changed_cells_are_confirmed_at_once_on_the_run_s_workers(baseline_dir: Path, tmp_path: Path) -> None:
     """Two changed cells, two workers, one try each: the tries' processes (each holding its first launch 3 s) overlap;
     one after another, as confirmation ran before, they never would."""
-    run = _run(tmp_path, "faults", "parallel", "changed_add", "--baseline-dir", str(baseline_dir), "-n", "2",
-               "--confirm", "1", sleep_s=3)
+    run = _run(tmp_path, "faults", "parallel", "changed_add,also_changed_add", "--baseline-dir", str(baseline_dir),
+               "-n", "2", "--confirm", "1", sleep_s=3)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "confirming 2 cell(s) that differ from the baseline" in run.stdout and "2 at once" in run.stdout
     cells = final_cells(read_results(tmp_path / "parallel.jsonl"))
-    assert {cells[f"changed_add/{style}/eager"].detail["confirmation"]["verdict"] for style in ("native", "raw")} == {
-        "confirmed"}
+    assert {cells[f"{kernel}/raw/eager"].detail["confirmation"]["verdict"]
+            for kernel in ("changed_add", "also_changed_add")} == {"confirmed"}
     tries = [line.split() for line in (tmp_path / "tries.log").read_text().splitlines()]
     spans = [(float(start), float(end)) for _, start, end in tries]
     assert len({pid for pid, _, _ in tries}) == len(tries) >= 2  # each try a new Python
@@ -94,15 +94,16 @@ def test_changed_cells_are_confirmed_at_once_on_the_run_s_workers(baseline_dir: 
 
 
 def test_a_sampled_run_records_and_lists_the_unconfirmed_cells(baseline_dir: Path, tmp_path: Path) -> None:
-    run = _run(tmp_path, "faults", "sampled", "changed_add", "--baseline-dir", str(baseline_dir), "-n", "2",
-               "--confirm", "1", "--confirm-sample", "1")
+    run = _run(tmp_path, "faults", "sampled", "changed_add,also_changed_add", "--baseline-dir", str(baseline_dir),
+               "-n", "2", "--confirm", "1", "--confirm-threshold", "1", "--confirm-sample", "1")
     assert run.returncode == 1, run.stdout + run.stderr  # an unconfirmed regression still counts, as with --confirm 0
     assert "a sample of 1 of the 2 cells" in run.stdout and "the other 1 are recorded as unconfirmed" in run.stdout
     assert "(unconfirmed: not in the --confirm-sample)" in run.stdout and "(confirmed)" in run.stdout
     cells = final_cells(read_results(tmp_path / "sampled.jsonl"))
-    verdicts = {cell_id: cell.detail["confirmation"]["verdict"] for cell_id, cell in cells.items()}
+    verdicts = {cell_id: cell.detail["confirmation"]["verdict"] for cell_id, cell in cells.items()
+                if "confirmation" in cell.detail}
     assert sorted(verdicts.values()) == ["confirmed", "unconfirmed"]
-    unconfirmed = next(cell for cell in cells.values() if verdicts[cell.id] == "unconfirmed")
+    unconfirmed = next(cells[cell_id] for cell_id, verdict in verdicts.items() if verdict == "unconfirmed")
     assert unconfirmed.outcome == "wrong" and len(unconfirmed.detail["confirmation"]["tries"]) == 1
     summary = (tmp_path / "sampled.md").read_text()
     assert "2 cells; 1 confirmed, 1 unconfirmed" in summary and f"- {unconfirmed.id}" in summary
