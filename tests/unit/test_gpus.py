@@ -131,10 +131,12 @@ def test_each_cell_records_the_gpu_its_worker_was_pinned_to(tmp_path):
 def test_the_controller_hands_each_worker_the_durations_it_read(monkeypatch, no_loader_folder):
     durations = {"add/native/eager": 1.5}
     monkeypatch.setattr(xdist_hooks, "runs_matrix", lambda config: True)
-    monkeypatch.setattr(xdist_hooks, "matrix_state", lambda config: SimpleNamespace(durations=durations))
+    reused = {"add/raw/eager": None, "add/native/eager": None}  # what --reuse copied: no worker runs them
+    monkeypatch.setattr(xdist_hooks, "matrix_state", lambda config: SimpleNamespace(durations=durations, reused=reused))
     node = _node(_controller_config("cpu"), "gw0")
     xdist_hooks.pytest_configure_node(node)
     assert node.workerinput[xdist_hooks.DURATIONS] is durations
+    assert node.workerinput[xdist_hooks.REUSED] == ["add/native/eager", "add/raw/eager"]
     outside = _node(_controller_config("cpu"), "gw1")
     monkeypatch.setattr(xdist_hooks, "runs_matrix", lambda config: False)  # the harness's own tests under xdist
     xdist_hooks.pytest_configure_node(outside)
