@@ -26,7 +26,8 @@ from harness.report.upstream.findings import (
 from harness.results import CellResult, ResultsFile
 from harness.vocab import CONTROL_STYLE
 
-MISMATCH = re.compile(r"(?P<what>[\w\[\] ]+): (?P<bad>\d+) of (?P<total>\d+) elements differ.*?"
+MISMATCH = re.compile(r"(?P<what>[\w\[\] ]+): (?:(?P<unwritten>[^;]*never written[^;]*); )?"
+                      r"(?P<bad>\d+) of (?P<total>\d+) elements differ.*?"
                       r"first at flat index (?P<index>\d+): (?P<got>\S+) vs (?:fp64 answer|reference) (?P<want>[^\s(]+)")
 LISTED_KERNELS = 12
 
@@ -52,6 +53,11 @@ def _short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _unwritten(clause: str | None) -> str:
+    """The mismatch's own evidence that the op never wrote the output (harness.domain.poison), in brackets."""
+    return f" ({clause.strip()})" if clause else ""
+
+
 def expected_and_got(cell: CellResult, passing: list[str]) -> tuple[str, str]:
     """(expected, got) in words, from the cell's recorded evidence."""
     others = f" ({', '.join(passing)} give it)" if passing else ""
@@ -60,8 +66,8 @@ def expected_and_got(cell: CellResult, passing: list[str]) -> tuple[str, str]:
         if found:
             return (f"the pure-PyTorch reference's {found['what'].strip()}{others}: {found['want']} at flat index"
                     f" {found['index']}",
-                    f"{found['got']} there; {found['bad']} of {found['total']} elements differ beyond the tolerance,"
-                    " and nothing was raised")
+                    f"{found['got']} there{_unwritten(found['unwritten'])}; {found['bad']} of {found['total']} elements"
+                    " differ beyond the tolerance, and nothing was raised")
         return f"the reference's result{others}", f"{cell.error} (nothing was raised)"
     return (f"the call runs and matches the reference, as the native control does{others}",
             f"{cell.outcome} at stage {cell.stage}: {cell.error_type}: {cell.error}")

@@ -37,16 +37,16 @@ def claims():
 
 def test_custom_op_aotinductor_the_tutorial_says_no_the_measurement_the_majority():
     claim = claims()[("Supports AOTInductor", "custom_op")]
-    assert (claim.tutorial, claim.measured, claim.verdict.passed, claim.verdict.asked) == (NO, MAJORITY, 72, 74)
+    assert (claim.tutorial, claim.measured, claim.verdict.passed, claim.verdict.asked) == (NO, MAJORITY, 74, 76)
     assert claim.contradicted
 
 
 def test_raw_aotinductor_the_tutorial_says_yes_the_measurement_no_with_nonstrict_export_failing_every_kernel():
     claim = claims()[("Supports AOTInductor", "raw")]
-    assert (claim.tutorial, claim.verdict.passed, claim.verdict.asked) == (YES, 35, 74) and claim.contradicted
-    assert dict((p, (v.passed, v.asked)) for p, v in claim.by_pipeline) == {"aoti": (0, 37), "aoti_strict": (35, 37)}
+    assert (claim.tutorial, claim.verdict.passed, claim.verdict.asked) == (YES, 36, 76) and claim.contradicted
+    assert dict((p, (v.passed, v.asked)) for p, v in claim.by_pipeline) == {"aoti": (0, 38), "aoti_strict": (36, 38)}
     count, cause, _ = claim.causes[0]
-    assert count == 37 and cause.startswith("aoti: fail at trace: RuntimeError: Cannot access data pointer")
+    assert count == 38 and cause.startswith("aoti: fail at trace: RuntimeError: Cannot access data pointer")
 
 
 @pytest.mark.parametrize("passed, asked, said, word", [
@@ -81,7 +81,7 @@ def test_the_projects_copy_of_the_chart_says_what_the_tutorials_source_says():
 def test_the_rst_table_has_the_tutorials_labels_and_a_versions_line():
     text = render_list_table(read_results(PUBLISHED), load_chart())
     first = text.splitlines()[0]
-    assert "torch 2.11.0+cu130" in first and "triton 3.6.0" in first and "NVIDIA H100 80GB HBM3" in first
+    assert "torch 2.11.0+cu130" in first and "triton 3.6.0" in first and "NVIDIA H200" in first
     table = _excerpt_table()
     for label in [*table.pop(""), *table]:
         assert label in text
