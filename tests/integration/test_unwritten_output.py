@@ -14,7 +14,9 @@ from harness_commands import harness_command
 from harness.results import read_results
 
 PLUGIN = Path(__file__).parent / "plugins" / "unwritten_output_kernels.py"
-PIPELINES = ("eager", "compile", "compile_fullgraph", "export_strict", "export_nonstrict", "export_roundtrip", "aoti",
+# AOTInductor is left to the GPU run (docs/benchmarks.md): its C++ builds are the costliest cells here, and the
+# fresh-process loader's poison is asked by export_roundtrip.
+PIPELINES = ("eager", "compile", "compile_fullgraph", "export_strict", "export_nonstrict", "export_roundtrip",
              "flop_counter")
 EVIDENCE = "the output was never written (it still holds the poison value)"
 pytestmark = pytest.mark.slow
