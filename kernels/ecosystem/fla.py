@@ -60,8 +60,13 @@ def _affine(device, generator, scale=0.1):
 
 # ---- RMSNorm and LayerNorm: fla/modules/norm/layernorm.py layer_norm_fwd / layer_norm_bwd, D <= 512 ----
 
+def _contiguous(*tensors):
+    """What fla's `@input_guard` does to every tensor argument of its autograd.Function's methods."""
+    return tuple(t.contiguous() if t is not None else None for t in tensors)
+
+
 def _norm_forward(wrap, x, weight, bias, eps, is_rms_norm):
-    x = x.contiguous()
+    x, weight, bias = _contiguous(x, weight, bias)
     T, D = x.shape
     y = torch.empty_like(x)
     mean = None if is_rms_norm else torch.empty((T,), dtype=torch.float, device=x.device)
@@ -79,7 +84,7 @@ def _norm_forward(wrap, x, weight, bias, eps, is_rms_norm):
 
 
 def _norm_backward(wrap, x, weight, bias, mean, rstd, dy, is_rms_norm):
-    dy = dy.contiguous()
+    x, weight, bias, dy = _contiguous(x, weight, bias, dy)
     T, D = x.shape
     dx = torch.empty_like(x)
     BD = min(65536 // x.element_size(), triton.next_power_of_2(D))
