@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.report.markdown.aggregate import final_cells
-from harness.results import REUSE_INPUTS, REUSE_KEY, REUSED_FROM, CellResult, ResultsFileError, read_results
+from harness.results import REUSE_INPUTS, REUSE_KEY, REUSED_FROM, CellResult
+from harness.run.earlier.resume import read_earlier
 
 # Outcomes copied when the key is unchanged. A crash, a timeout or a flaky cell may come of the machine's load or
 # memory at the time rather than of the code: those run again.
@@ -31,12 +32,7 @@ def reused_cells(path: str | Path, keys: dict[str, str], run: dict[str, Any]) ->
     record without a key (a file from before keys, a confirmation's new run) is never reused, nor an outcome
     outside REUSABLE_OUTCOMES."""
     path = Path(path)
-    if not path.is_file():
-        raise ReuseError(f"{path}: --reuse names no results file")
-    try:
-        results = read_results(path)
-    except ResultsFileError as exc:
-        raise ReuseError(f"cannot reuse: {exc}") from None
+    results = read_earlier(path, ReuseError, "--reuse names no results file", "reuse")
     earlier_run = results.header.get(REUSE_INPUTS)
     if earlier_run != run:
         return {}, f"reuse: 0 of {len(keys)} cells reused from {path}: {_run_difference(earlier_run, run)}"

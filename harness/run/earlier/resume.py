@@ -23,15 +23,21 @@ class ResumeError(ValueError):
     """A file that this run may not continue; the message is one line naming it."""
 
 
+def read_earlier(path: str | Path, error: type[ValueError], missing: str, verb: str) -> ResultsFile:
+    """An earlier run's results for --resume or --reuse; a missing or unreadable file is `error`, one line."""
+    path = Path(path)
+    if not path.is_file():
+        raise error(f"{path}: {missing}")
+    try:
+        return read_results(path)
+    except ResultsFileError as exc:
+        raise error(f"cannot {verb}: {exc}") from None
+
+
 def check_resumable(path: str | Path, environment: dict[str, Any]) -> ResultsFile:
     """The file's results, if it exists, parses, and was recorded in this environment."""
-    path = Path(path)
-    if not path.exists():
-        raise ResumeError(f"{path}: no such results file to resume (start the run without --resume)")
-    try:
-        results = read_results(path)
-    except ResultsFileError as exc:
-        raise ResumeError(f"cannot resume: {exc}") from None
+    results = read_earlier(path, ResumeError, "no such results file to resume (start the run without --resume)",
+                           "resume")
     for key in MATCHING_KEYS:
         recorded, current = results.environment.get(key), environment.get(key)
         if recorded != current:
