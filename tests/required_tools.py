@@ -31,3 +31,17 @@ def missing_tool(name: str, how_to_install: str, *, system: bool) -> NoReturn:
     if tool_required(system):
         pytest.fail(message)
     pytest.skip(message)
+
+
+
+RULE_VARIABLES = ("CI", "TCM_REQUIRE_TOOLS")
+
+
+def every_tool_missing(monkeypatch: pytest.MonkeyPatch, environ: Mapping[str, str]) -> None:
+    """For the rule's own tests: the rule's variables exactly as `environ` says, and an empty PATH, so that every
+    tool is missing."""
+    for variable in RULE_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    for variable, value in environ.items():
+        monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("PATH", "")

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from required_tools import missing_tool
+from required_tools import every_tool_missing, missing_tool
 
 from harness.report.page.heatmap_png import write_heatmap_png
 from harness.report.page.html import render_html
@@ -106,11 +106,7 @@ def test_the_png_heatmap_is_drawn(tmp_path: Path) -> None:
     ({}, False), ({"TCM_REQUIRE_TOOLS": "1"}, False), ({"CI": "true"}, True), ({"CI": "true", "TCM_REQUIRE_TOOLS": "1"}, True)])
 def test_without_a_browser_the_test_skips_with_one_line_and_fails_only_in_ci(monkeypatch, environ, required) -> None:
     """`nox -s tests` (TCM_REQUIRE_TOOLS=1) on a machine without chromium skips; CI, which installs it, fails."""
-    for variable in ("CI", "TCM_REQUIRE_TOOLS"):
-        monkeypatch.delenv(variable, raising=False)
-    for variable, value in environ.items():
-        monkeypatch.setenv(variable, value)
-    monkeypatch.setenv("PATH", "")
+    every_tool_missing(monkeypatch, environ)
     outcome = pytest.fail.Exception if required else pytest.skip.Exception
     with pytest.raises(outcome) as raised:
         chromium()

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from required_tools import missing_tool
+from required_tools import every_tool_missing, missing_tool
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
@@ -37,11 +37,7 @@ def tool(name: str) -> str:
 @pytest.mark.parametrize("environ, required", [
     ({"CI": "true"}, True), ({"TCM_REQUIRE_TOOLS": "1"}, True), ({}, False), ({"CI": "false"}, False)])
 def test_a_missing_installed_tool_fails_in_ci_and_in_the_tests_session(monkeypatch, environ, required) -> None:
-    for variable in ("CI", "TCM_REQUIRE_TOOLS"):
-        monkeypatch.delenv(variable, raising=False)
-    for variable, value in environ.items():
-        monkeypatch.setenv(variable, value)
-    monkeypatch.setenv("PATH", "")
+    every_tool_missing(monkeypatch, environ)
     outcome = pytest.fail.Exception if required else pytest.skip.Exception
     with pytest.raises(outcome):
         tool("no-such-tool-tcm")
