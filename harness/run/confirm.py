@@ -139,9 +139,8 @@ def confirm_changes(cells: Iterable[CellResult], expected: dict[str, str], rerun
                     tries: int = DEFAULT_TRIES, report: Callable[[str], None] | None = None, workers: int = 1,
                     sample: int = 0, threshold: int = 0) -> list[CellResult]:
     """Confirm the changed cells, `workers` at once, a sample of `sample` when more than `threshold` changed (a
-    sample of 0: all); returns the
-    records to append to the results file: the confirmed or flaky ones in the order they finished, then the
-    unconfirmed ones. `report` hears one line per confirmed or flaky cell as it is settled."""
+    sample of 0: all); returns the records to append to the results file: the confirmed or flaky ones in the order
+    they finished, then the unconfirmed ones. `report` hears one line per confirmed or flaky cell as it is settled."""
     changed = changed_cells(cells, expected)
     size = sample_size(len(changed), sample, threshold)
     chosen, left = choose_sample(changed, expected, size)
