@@ -237,3 +237,25 @@ def test_a_control_the_selection_left_out_runs_forked_from_the_zygote_and_judges
     assert judged.id == "broken_control/raw/export_nonstrict", completed.stdout[-3000:] + completed.stderr[-3000:]
     assert judged.outcome == "env" and judged.control["outcome"] == "fail", judged
     assert judged.control["error"] == "this control refuses export; it ran in a child forked from the run's zygote"
+
+
+# faulthandler's dump at a time limit, as an xdist worker writes it: the newest thread first, each innermost frame first.
+WATCHDOG_DUMP = ("Timeout (0:05:00)!\n"
+                 "Thread 0x2 (most recent call first):\n"
+                 '  File "/usr/lib/python3.12/threading.py", line 359 in wait\n'
+                 '  File "/usr/lib/python3.12/threading.py", line 1010 in _bootstrap\n\n'
+                 "Thread 0x1 (most recent call first):\n"
+                 '  File "/site/triton/testing.py", line 150 in do_bench\n'
+                 '  File "/site/triton/runtime/autotuner.py", line 160 in _bench\n'
+                 + "".join(f'  File "/site/_pytest/x{i}.py", line {i} in frame{i}\n' for i in range(98))
+                 + "  ...\n")  # faulthandler's own cut after 100 frames: the main thread's outermost frame is not shown
+
+
+def test_a_timeout_names_where_the_cells_thread_was_and_keeps_its_innermost_frames(tmp_path):
+    result = worker_mode.crash_result(REQUEST, _worker_dir(tmp_path, "run", WATCHDOG_DUMP), 1)
+    assert result.outcome == "timeout"
+    assert 'at File "/site/triton/testing.py", line 150 in do_bench;' in result.error
+    kept = result.detail["log_tail"]
+    assert kept.startswith("Timeout (0:05:00)!\nThread 0x1") and "in _bench" in kept and "88 outer frames" in kept
+    assert "threading.py\", line 359 in wait" in kept  # the other threads follow
+    assert "frame97" not in kept  # an outer frame past the twelve kept

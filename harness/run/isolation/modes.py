@@ -29,7 +29,7 @@ from pathlib import Path
 
 from harness.results import CellResult
 from harness.run.cell import CellRequest, execute_cell, result_for
-from harness.run.isolation.death import death_evidence
+from harness.run.isolation.death import compact_stacks, death_evidence
 from harness.run.isolation.worker_mode import run_in_worker
 from harness.run.options import DEFAULT_ISOLATION, FORKED_ISOLATION, ISOLATION_MODES
 from harness.run.startup import (
@@ -41,8 +41,6 @@ from harness.run.startup import (
     run_fresh_python,
     run_loader,
 )
-
-LOG_TAIL_CHARS = 1000
 
 
 def stage_writer(path: Path) -> Callable[[str], None]:
@@ -147,7 +145,7 @@ def run_isolated(request: CellRequest, timeout_s: float, mode: str = DEFAULT_ISO
         signal_name = signal.Signals(-exit_code).name if exit_code is not None and exit_code < 0 else None
         kind, message = death_evidence("the cell's process", signal_name, exit_code, stage, log)
         return result_for(request, "crash", stage=stage, error_type=kind, error=message,
-                          duration_s=elapsed, detail={"log_tail": log[-LOG_TAIL_CHARS:], "isolation": mode})
+                          duration_s=elapsed, detail={"log_tail": compact_stacks(log), "isolation": mode})
     finally:
         if not keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)

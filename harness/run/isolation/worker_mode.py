@@ -39,14 +39,13 @@ from harness.results import WORKER_RETIRED, CellResult
 from harness.run.cell import CellRequest, execute_cell, result_for
 from harness.run.gpu_memory import fill_free_gpu_memory, freeze_what_is_held, frozen_yet
 from harness.run.isolation import global_state
-from harness.run.isolation.death import death_evidence
+from harness.run.isolation.death import compact_stacks, death_evidence, stuck_frame
 from harness.run.startup import run_fresh_python
 
 CURRENT, STAGE, FAULT_LOG, RETIRED = "current.json", "stage", "fault.log", "retired.json"
 CUDA_ERROR = re.compile(r"CUDA error|AcceleratorError|cudaError|illegal memory access|device-side assert")
 FAULTHANDLER_SIGNALS = {"Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
                         "Floating-point exception": "SIGFPE", "Illegal instruction": "SIGILL"}
-LOG_TAIL_CHARS = 1000
 
 
 class _Slot:
@@ -254,14 +253,16 @@ def crash_result(request: CellRequest, directory: Path, exit_code: int | None) -
         log = (directory / FAULT_LOG).read_text(errors="replace")
     except OSError:
         log = ""
-    detail: dict[str, Any] = {"log_tail": log[-LOG_TAIL_CHARS:], "isolation": "worker", "worker_exit_code": exit_code}
+    detail: dict[str, Any] = {"log_tail": compact_stacks(log), "isolation": "worker", "worker_exit_code": exit_code}
     if isinstance(started, (int, float)):  # as a finished cell's: the run's timeline
         detail["started_at"] = round(started, 3)
     if re.search(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!", log, re.MULTILINE):
         limit = current.get("timeout_s")
         limit_text = f"{limit:g} s" if isinstance(limit, (int, float)) else "the time limit"
+        where = stuck_frame(log)
+        at = f", at {where}" if where else ""
         return result_for(request, "timeout", stage=stage, error_type="Timeout",
-                          error=f"no result after {limit_text} in stage {stage}; the worker was ended (stacks in log_tail)",
+                          error=f"no result after {limit_text} in stage {stage}{at}; the worker was ended (stacks in log_tail)",
                           duration_s=elapsed, detail=detail)
     kind, message = death_evidence("the worker", _signal_of(exit_code, log), exit_code, stage, log)
     return result_for(request, "crash", stage=stage, error_type=kind, error=message, duration_s=elapsed, detail=detail)
