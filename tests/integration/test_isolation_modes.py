@@ -259,3 +259,9 @@ def test_a_timeout_names_where_the_cells_thread_was_and_keeps_its_innermost_fram
     assert kept.startswith("Timeout (0:05:00)!\nThread 0x1") and "in _bench" in kept and "88 outer frames" in kept
     assert "threading.py\", line 359 in wait" in kept  # the other threads follow
     assert "frame97" not in kept  # an outer frame past the twelve kept
+
+
+def test_a_long_log_before_the_stacks_does_not_push_them_out():
+    from harness.run.isolation.death import compact_stacks
+    kept = compact_stacks("".join(f"a line the child printed {i}\n" for i in range(2000)) + WATCHDOG_DUMP)
+    assert "Timeout (0:05:00)!" in kept and "in do_bench" in kept and "printed 1990" not in kept

@@ -11,6 +11,7 @@ import re
 THREAD_HEADER = re.compile(r"^(Current thread|Thread) 0x[0-9a-fA-F]+")
 STACKS_CHARS = 4000  # what a record keeps of faulthandler's dump: a few thousand characters, the innermost frames first
 FRAMES_PER_THREAD = 12
+LINES_BEFORE_STACKS = 5
 
 
 def death_evidence(who: str, signal_name: str | None, exit_code: int | None, stage: str, log: str) -> tuple[str, str]:
@@ -70,11 +71,13 @@ def compact_stacks(log: str, limit: int = STACKS_CHARS) -> str:
     """faulthandler's dump with each thread's innermost frames kept, the cell's thread first.
 
     faulthandler prints the most recent call first, so a plain tail of its log keeps the outermost frames of the last
-    thread (execnet's loop, `<module>`), and drops where the process was. A log that holds no thread is tailed."""
+    thread (execnet's loop, `<module>`), and drops where the process was. Of what came before the first thread (the
+    fatal error or the time limit, after whatever else the process wrote), the last lines are kept; a log that holds
+    no thread is tailed."""
     before, blocks = _thread_blocks(log)
     if not blocks:
         return log[-limit:]
-    lines = list(before)
+    lines = before[-LINES_BEFORE_STACKS:]
     for block in _main_first(blocks):
         frames = block[1:]
         lines += [block[0], *frames[:FRAMES_PER_THREAD]]

@@ -94,6 +94,17 @@ def test_faulty_cell_gets_its_outcome_and_stage(runs, request, kernel, outcome, 
 
 
 @pytest.mark.slow
+def test_a_hung_cell_in_a_worker_names_the_frame_it_hung_in(runs, request):
+    if request.node.callspec.params["runs"] != "worker":
+        pytest.skip("a cell's own process is killed without a stack dump")
+    _, faulty = runs
+    for style in STYLES["worker"]:
+        cell = faulty[f"fault_hang/{style}/eager"]
+        assert "fault_kernels.py\", line 58 in _sleep_forever" in cell.error, cell.error
+        assert cell.detail["log_tail"].startswith("Timeout ("), cell.detail["log_tail"][:500]
+
+
+@pytest.mark.slow
 def test_every_other_cell_is_as_in_a_clean_run(runs):
     clean, faulty = runs
     assert set(clean) < set(faulty)
