@@ -31,7 +31,7 @@ from harness.run.confirm import CellRerunner, changed_cells, confirm_changes, co
 from harness.run.confirm_sample import resolve_sample
 from harness.run.earlier import outcome_options, run_inputs
 from harness.run.environment import describe, environment_tag, resolve_tier
-from harness.run.isolation import run_isolated
+from harness.run.isolation import end_waited_on_cells, run_isolated
 from harness.run.options import DEFAULT_TIMEOUT_S, EXPECTED_DIR, add_cli_options, pytest_arguments
 from harness.run.order import OrderError, parse_order
 from harness.run.plan import apply_reuse, command_line, interrupted_message, plan_run
@@ -85,7 +85,12 @@ def _plan_and_run(args: argparse.Namespace, ahead: Path | None) -> int:
         expected, baseline_path = (_baseline_from_results(Path(args.baseline_results)) if args.baseline_results
                                    else _baseline_for(results.environment, args.baseline_dir))
         if expected is not None and args.confirm > 0:
-            results = _confirm(args, results, expected, tier, output, workers) or results
+            try:
+                results = _confirm(args, results, expected, tier, output, workers) or results
+            except KeyboardInterrupt:  # its tries were ended (harness.run.confirm)
+                print(f"interrupted while confirming: the run's {len(results.cells)} cells are in {output}; its "
+                      "changed cells have no confirmation record", file=sys.stderr)
+                return 130
     except ResultsFileError as exc:
         raise CliError(str(exc)) from None
     write_text_atomic(summary, render_summary_markdown(results, f"Matrix summary: {output.name}"))
@@ -232,7 +237,8 @@ def _confirm(args: argparse.Namespace, results: Any, expected: dict[str, str], t
             print(f"  {line}", flush=True)
 
         for confirmed in confirm_changes(changed, expected, rerun, args.confirm, report=record, workers=workers,
-                                         sample=sample, threshold=args.confirm_threshold):
+                                         sample=sample, threshold=args.confirm_threshold,
+                                         end_tries=end_waited_on_cells):
             writer.write_cell(confirmed)
     finally:
         writer.close()

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from functools import partial
+from threading import Event
 from typing import Any
 
 from harness.results import CellResult
@@ -49,10 +50,14 @@ def _try_record(result: CellResult) -> dict[str, Any]:
     return record
 
 
-def confirm_cell(first: CellResult, expected: str, run_again: Callable[[], CellResult], tries: int) -> CellResult:
-    """`first` (the run's record) with its confirmation: confirmed when `tries` new runs agree with it, else flaky."""
+def confirm_cell(first: CellResult, expected: str, run_again: Callable[[], CellResult], tries: int,
+                 stopping: Event | None = None) -> CellResult:
+    """`first` (the run's record) with its confirmation: confirmed when `tries` new runs agree with it, else flaky.
+    Once `stopping` is set (an interrupt), no further try starts."""
     attempts = [first]
     for _ in range(tries):
+        if stopping is not None and stopping.is_set():
+            break
         attempts.append(run_again())
         if attempts[-1].outcome != first.outcome:
             break
@@ -137,22 +142,31 @@ def sample_reason(changed: int, size: int, threshold: int) -> str:
 
 def confirm_changes(cells: Iterable[CellResult], expected: dict[str, str], rerun: Callable[[CellResult], CellResult],
                     tries: int = DEFAULT_TRIES, report: Callable[[str], None] | None = None, workers: int = 1,
-                    sample: int = 0, threshold: int = 0) -> list[CellResult]:
+                    sample: int = 0, threshold: int = 0,
+                    end_tries: Callable[[], None] | None = None) -> list[CellResult]:
     """Confirm the changed cells, `workers` at once, a sample of `sample` when more than `threshold` changed (a
     sample of 0: all); returns the records to append to the results file: the confirmed or flaky ones in the order
-    they finished, then the unconfirmed ones. `report` hears one line per confirmed or flaky cell as it is settled."""
+    they finished, then the unconfirmed ones. `report` hears one line per confirmed or flaky cell as it is settled.
+    On an interrupt no further try starts and `end_tries` ends the tries running in the other threads."""
     changed = changed_cells(cells, expected)
     size = sample_size(len(changed), sample, threshold)
     chosen, left = choose_sample(changed, expected, size)
     records: list[CellResult] = []
+    stopping = Event()
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="confirm")  # each try is a process
     try:
-        futures = [pool.submit(confirm_cell, cell, expected[cell.id], partial(rerun, cell), tries) for cell in chosen]
+        futures = [pool.submit(confirm_cell, cell, expected[cell.id], partial(rerun, cell), tries, stopping)
+                   for cell in chosen]
         for future in as_completed(futures):
             records.append(future.result())
             if report is not None:
                 report(confirmation_line(records[-1]))
+    except BaseException:
+        stopping.set()
+        if end_tries is not None:
+            end_tries()
+        raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # an interrupt starts no further try
+        pool.shutdown(wait=True, cancel_futures=True)
     why = sample_reason(len(changed), size, threshold)
     return records + [unconfirmed_cell(cell, expected[cell.id], why) for cell in left]

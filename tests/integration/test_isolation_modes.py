@@ -265,3 +265,25 @@ def test_a_long_log_before_the_stacks_does_not_push_them_out():
     from harness.run.isolation.death import compact_stacks
     kept = compact_stacks("".join(f"a line the child printed {i}\n" for i in range(2000)) + WATCHDOG_DUMP)
     assert "Timeout (0:05:00)!" in kept and "in do_bench" in kept and "printed 1990" not in kept
+
+
+def test_a_cell_process_another_thread_waits_on_is_ended_on_request():
+    """What an interrupt during confirmation does (harness.run.confirm): the try's process, in a session of its own
+    that the terminal's Ctrl-C does not reach, is killed instead of waited on until its time limit."""
+    import threading
+    import time
+
+    from harness.run.isolation import end_waited_on_cells, modes
+
+    request = CellRequest("fault_hang", "raw", "eager", "cpu", worker="confirm",
+                          kernels_from=[str(Path(__file__).parent / "faults" / "fault_kernels.py")])
+    finished: list = []
+    waiting = threading.Thread(target=lambda: finished.append(run_isolated(request, timeout_s=300, mode="process")))
+    started = time.monotonic()
+    waiting.start()
+    while not modes._waited_on and time.monotonic() - started < 60:
+        time.sleep(0.05)
+    end_waited_on_cells()
+    waiting.join(timeout=60)
+    assert finished and finished[0].outcome == "crash" and "SIGKILL" in finished[0].error, finished
+    assert time.monotonic() - started < 120 and not modes._waited_on

@@ -199,3 +199,29 @@ def test_the_report_s_footnote_says_a_failing_cell_s_change_is_unconfirmed() -> 
     assert sum(note == "boom (a change against the baseline, unconfirmed: not in the --confirm-sample)"
                for note in notes.values()) == 2
     assert sum(note == "boom" for note in notes.values()) == 1  # the confirmed one: no note
+
+
+def test_an_interrupt_starts_no_further_try_and_ends_the_running_ones() -> None:
+    """Ctrl-C reaches only the main thread (here: the report of the first settled cell raises it); the other
+    thread's try must end through `end_tries`, not wait out its time limit, and start no second try."""
+    cells, expected = _failing(2)
+    ended, slow_started = threading.Event(), threading.Event()
+    tries: Counter[str] = Counter()
+
+    def rerun(cell: CellResult) -> CellResult:
+        tries[cell.id] += 1
+        if cell.id == "k1/raw/eager":
+            slow_started.set()
+            ended.wait(timeout=60)  # a try that would run for a minute unless ended
+        else:
+            slow_started.wait(timeout=10)  # the other cell settles once the slow try is running
+        return _cell("fail", cell.id)
+
+    def interrupt(line: str) -> None:
+        raise KeyboardInterrupt
+
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        confirm_changes(cells, expected, rerun, tries=3, workers=2, report=interrupt, end_tries=ended.set)
+    assert time.perf_counter() - started < 20
+    assert tries["k1/raw/eager"] == 1

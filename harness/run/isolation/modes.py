@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -61,12 +62,28 @@ def child_main(request: CellRequest, workdir: Path) -> int:
     return 0
 
 
+# The cell processes this process is waiting on, from any thread: each runs in a session of its own (so that its
+# whole group can be killed), which the terminal's Ctrl-C does not reach.
+_waited_on: set[int] = set()
+_waited_on_lock = threading.Lock()
+
+
+def end_waited_on_cells() -> None:
+    """Kill every cell process a thread of this process is waiting on. An interrupt reaches only the main thread;
+    the threads that confirm changed cells (harness.run.confirm) would otherwise wait out each try's time limit."""
+    with _waited_on_lock:
+        for pid in list(_waited_on):
+            _kill_group(pid)
+
+
 def _run_process(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[int | None, bool]:
     with open(workdir / "child.log", "ab") as log:
         child = subprocess.Popen(
             [*python_command(CELL_PYTHON_VARIABLE), "-m", "harness.run.isolation.cell_worker", str(workdir)],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
+        with _waited_on_lock:
+            _waited_on.add(child.pid)
         try:
             return child.wait(timeout=timeout_s), False
         except subprocess.TimeoutExpired:
@@ -77,6 +94,9 @@ def _run_process(request: CellRequest, workdir: Path, timeout_s: float) -> tuple
             _kill_group(child.pid)
             child.wait()
             raise
+        finally:
+            with _waited_on_lock:
+                _waited_on.discard(child.pid)
 
 
 def _run_forked(request: CellRequest, workdir: Path, timeout_s: float) -> tuple[int | None, bool]:

@@ -3,14 +3,18 @@
 A baseline is written from a clean run of two plug-in kernels; then the same cells run with faults: a fault
 that a new process does not see again (`transient_add`: exit 0, the cell listed as flaky, every try's evidence
 kept), and a result that really changed (`changed_add`: exit 1, the cell named as a confirmed regression after
-three new runs). Changed cells are confirmed at once on the run's workers (their tries' processes overlap), and a
-run with more changed cells than --confirm-sample records and lists the rest as unconfirmed.
+three new runs). Changed cells are confirmed at once on the run's workers (their tries' processes overlap), a
+run with more changed cells than --confirm-sample records and lists the rest as unconfirmed, and Ctrl-C during
+confirmation ends the tries, which run in sessions of their own that the terminal's signal does not reach.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -107,3 +111,52 @@ def test_a_sampled_run_records_and_lists_the_unconfirmed_cells(baseline_dir: Pat
     assert unconfirmed.outcome == "wrong" and len(unconfirmed.detail["confirmation"]["tries"]) == 1
     summary = (tmp_path / "sampled.md").read_text()
     assert "2 cells; 1 confirmed, 1 unconfirmed" in summary and f"- {unconfirmed.id}" in summary
+
+
+def _tries_of(folder: Path) -> list[int]:
+    """The live confirmation tries of the run whose TCM_CHANGE_DIR is `folder`: its cells' own Pythons
+    (`python -m harness.run.isolation.cell_worker`), found by their environment wherever they were started."""
+    wanted = f"TCM_CHANGE_DIR={folder}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as cmdline, open(f"/proc/{name}/environ", "rb") as environ:
+                if b"harness.run.isolation.cell_worker" in cmdline.read() and wanted in environ.read().split(b"\0"):
+                    found.append(int(name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def test_ctrl_c_while_confirming_ends_the_tries_and_exits_130(baseline_dir: Path, tmp_path: Path) -> None:
+    """Each try holds its first launch 300 s: before, Ctrl-C waited for it (the threads that wait on the tries never
+    see the interrupt); now the tries are killed and the run ends at once, its file kept."""
+    output = tmp_path / "interrupted.jsonl"
+    env = dict(os.environ, TCM_CHANGE_MODE="faults", TCM_CHANGE_DIR=str(tmp_path), TCM_CHANGE_SLEEP_S="300")
+    command = [sys.executable, "-m", "harness", "run", "--kernels-from", str(PLUGIN), "-k", "changed_add,also_changed_add",
+               "-s", "native,raw", "-p", "eager", "--tier", resolve_tier("auto"), "-n", "2", "--confirm", "1",
+               "--baseline-dir", str(baseline_dir), "-o", str(output)]
+    with open(tmp_path / "out", "w") as out, open(tmp_path / "err", "w") as err:
+        run = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=err, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 300
+        while "2 at once" not in (tmp_path / "out").read_text():
+            assert run.poll() is None and time.monotonic() < deadline, (tmp_path / "err").read_text()[-3000:]
+            time.sleep(0.1)
+        time.sleep(3)  # the tries have started and hold their first launch
+        assert len(_tries_of(tmp_path)) == 2, "the two tries were not running when the signal came: this tests nothing"
+        started = time.monotonic()
+        os.killpg(run.pid, signal.SIGINT)  # Ctrl-C: the run's group, not the tries' sessions
+        code = run.wait(timeout=120)
+        stopped_s = time.monotonic() - started
+        time.sleep(0.5)
+        survivors = _tries_of(tmp_path)
+    finally:
+        for pid in _tries_of(tmp_path):
+            os.kill(pid, signal.SIGKILL)
+    err = (tmp_path / "err").read_text()
+    assert code == 130 and "interrupted while confirming: the run's 4 cells are in" in err, err[-3000:]
+    assert stopped_s < 60 and survivors == [], (stopped_s, survivors)
+    cells = final_cells(read_results(output))
+    assert len(cells) == 4 and not any("confirmation" in cell.detail for cell in cells.values())
