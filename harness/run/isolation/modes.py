@@ -62,15 +62,15 @@ def child_main(request: CellRequest, workdir: Path) -> int:
     return 0
 
 
-# The cell processes this process is waiting on, from any thread: each runs in a session of its own (so that its
-# whole group can be killed), which the terminal's Ctrl-C does not reach.
+# The new Pythons of `process` isolation this process is waiting on, from any thread: each runs in a session of its
+# own (so that its whole group can be killed), which the terminal's Ctrl-C does not reach.
 _waited_on: set[int] = set()
 _waited_on_lock = threading.Lock()
 
 
 def end_waited_on_cells() -> None:
-    """Kill every cell process a thread of this process is waiting on. An interrupt reaches only the main thread;
-    the threads that confirm changed cells (harness.run.confirm) would otherwise wait out each try's time limit."""
+    """Kill every `process`-isolation cell a thread of this process is waiting on. An interrupt reaches only the main
+    thread; the threads that confirm changed cells (harness.run.confirm) would otherwise wait out each try's limit."""
     with _waited_on_lock:
         for pid in list(_waited_on):
             _kill_group(pid)
