@@ -33,7 +33,6 @@ def missing_tool(name: str, how_to_install: str, *, system: bool) -> NoReturn:
     pytest.skip(message)
 
 
-
 RULE_VARIABLES = ("CI", "TCM_REQUIRE_TOOLS")
 
 
